@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * memmon: declarations shared by the driver's files (not part of the ABI;
+ * that is uapi/linux/memmon.h).
+ */
+#ifndef _MEMMON_MEMMON_H
+#define _MEMMON_MEMMON_H
+
+#include <linux/init.h>
+
+/* Every file logs as "memmon: ..." (samples/ftrace/ftrace-ops.c does the same). */
+#ifdef pr_fmt
+#undef pr_fmt
+#endif
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+/* dev.c: the /dev/memmon misc device. */
+int memmon_dev_init(void);
+void memmon_dev_exit(void);
+
+#endif /* _MEMMON_MEMMON_H */

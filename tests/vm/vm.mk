@@ -1,0 +1,10 @@
+# In-VM test programs: every tests/vm/t_*.c becomes build/vmtests/t_*,
+# run inside the VM by tests/vm/suite next to the tests/vm/t_*.sh scripts.
+VMTEST_SRCS := $(wildcard tests/vm/t_*.c)
+VMTESTS := $(patsubst tests/vm/%.c,$(B)/vmtests/%,$(VMTEST_SRCS))
+
+vm-tests: $(VMTESTS)
+
+$(B)/vmtests/%: tests/vm/%.c tests/vm/vmtest.h uapi/linux/memmon.h
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -I uapi -I tests/vm -o $@ $< -lpthread
