@@ -37,7 +37,7 @@
 
 /* ------------------------------------------------------------------------
  * Discovery: MEMMON_IOC_GET_INFO
- * ------------------------------------------------------------------------ */
+ */
 
 /* Feature bits reported in memmon_info.features. */
 #define MEMMON_FEAT_MMAP		(1ULL << 0)	/* zero-copy rings via mmap */
@@ -82,12 +82,13 @@ struct memmon_info {
 	__u64 ring_stride;		/* out: bytes between two CPUs' blocks */
 	__u64 ring_data_offset;		/* out: data offset inside a CPU's block */
 };
+
 #define MEMMON_INFO_SIZE_VER0	128	/* first published */
 
 /* ------------------------------------------------------------------------
  * Session setup: MEMMON_IOC_CONFIGURE (only before the rings exist: before
  * the first mmap, read() or MEMMON_IOC_ENABLE; -EBUSY after)
- * ------------------------------------------------------------------------ */
+ */
 
 /* enum memmon_full_policy: what a producer does when a ring is full. */
 enum memmon_full_policy {
@@ -106,11 +107,12 @@ struct memmon_config {
 				 *     0 = default (ring_size / 4)
 				 */
 };
+
 #define MEMMON_CONFIG_SIZE_VER0	24	/* first published */
 
 /* ------------------------------------------------------------------------
  * The watch set: MEMMON_IOC_WATCH_ADD / _DEL / _LIST
- * ------------------------------------------------------------------------ */
+ */
 
 /* Watch flags. */
 #define MEMMON_WATCH_FOLLOW_CHILDREN	(1U << 0)	/* children (fork/clone,
@@ -128,12 +130,13 @@ struct memmon_watch {
 				 */
 	__u32 __reserved;	/* in: zero */
 };
+
 #define MEMMON_WATCH_SIZE_VER0	16	/* first published */
 
 struct memmon_watch_entry {
 	__u32 pid;		/* out: tgid in the session opener's PID ns */
-	__u32 flags;		/* out: MEMMON_WATCH_*; the entry of a child
-				 *      added by FOLLOW_CHILDREN has it too
+	__u32 flags;		/* out: MEMMON_WATCH_* (children added by
+				 *      FOLLOW_CHILDREN have it too)
 				 */
 };
 
@@ -146,12 +149,13 @@ struct memmon_watch_list {
 				 */
 	__u64 entries;		/* in: pointer to struct memmon_watch_entry[] */
 };
+
 #define MEMMON_WATCH_LIST_SIZE_VER0	16	/* first published */
 
 /* ------------------------------------------------------------------------
  * What to record: MEMMON_IOC_SET_EVENTS (any time; takes effect for events
  * that start after it returns). Default after open(): everything.
- * ------------------------------------------------------------------------ */
+ */
 
 /* enum memmon_event: bit numbers of memmon_events.mask. */
 enum memmon_event {
@@ -193,6 +197,7 @@ struct memmon_events {
 				 *     are -EINVAL
 				 */
 };
+
 #define MEMMON_EVENTS_SIZE_VER0	24	/* first published */
 
 /* ------------------------------------------------------------------------
@@ -202,7 +207,7 @@ struct memmon_events {
  * Per CPU, always: produced == delivered + lost. "produced" counts every
  * event the session should have received on that CPU; LOST records are
  * bookkeeping and not counted as events.
- * ------------------------------------------------------------------------ */
+ */
 
 struct memmon_cpu_stats {
 	__u64 produced;		/* out: events meant for this ring */
@@ -218,11 +223,12 @@ struct memmon_stats {
 	__u32 cpu_stats_size;	/* in: sizeof(struct memmon_cpu_stats) */
 	__u32 __reserved;	/* in: zero */
 };
+
 #define MEMMON_STATS_SIZE_VER0	24	/* first published */
 
 /* ------------------------------------------------------------------------
  * User markers: MEMMON_IOC_MARK
- * ------------------------------------------------------------------------ */
+ */
 
 #define MEMMON_MARK_WATCHERS	(1U << 0)	/* into every session that
 						 * watches the caller (not
@@ -238,12 +244,13 @@ struct memmon_mark {
 	__u32 len;		/* in: payload bytes, 0..mark_max */
 	__u32 __reserved;	/* in: zero */
 };
+
 #define MEMMON_MARK_SIZE_VER0	24	/* first published */
 
 /* ------------------------------------------------------------------------
  * ioctls. Errors common to all: -ENOTTY unknown command, -EFAULT bad
  * pointer, -EINVAL bad flags/reserved/values, -E2BIG struct tail not zero.
- * ------------------------------------------------------------------------ */
+ */
 
 #define MEMMON_IOC_MAGIC	0xBA
 
@@ -294,7 +301,7 @@ struct memmon_mark {
  * inherited by fork() children (VM_DONTCOPY).
  *
  * Positions are free-running byte counts (never wrap in practice: 2^64).
- * ------------------------------------------------------------------------ */
+ */
 
 #define MEMMON_MMAP_MAGIC	0x4d4d4f4eU	/* "MMON" */
 #define MEMMON_CONSUMER_STRIDE	64		/* bytes per consumer_pos */
@@ -373,7 +380,7 @@ struct memmon_ring_page {
 /* ------------------------------------------------------------------------
  * Records. 8-byte aligned, variable length; every record starts with the
  * header. A reader skips types it does not know by hdr.size.
- * ------------------------------------------------------------------------ */
+ */
 
 /* enum memmon_rec_type, stored in memmon_rec_header.type (__u16). */
 enum memmon_rec_type {
