@@ -135,9 +135,7 @@ struct memmon_watch {
 
 struct memmon_watch_entry {
 	__u32 pid;		/* out: tgid in the session opener's PID ns */
-	__u32 flags;		/* out: MEMMON_WATCH_* (children added by
-				 *      FOLLOW_CHILDREN have it too)
-				 */
+	__u32 flags;		/* out: MEMMON_WATCH_* */
 };
 
 struct memmon_watch_list {
