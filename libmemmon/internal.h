@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * libmemmon internals: not installed, not exported (the version script
+ * keeps everything but memmon_* local; these are memmon__* or libmm_*,
+ * hidden). The unit tests link the static library and use the test hooks
+ * at the end.
+ */
+#ifndef _LIBMEMMON_INTERNAL_H
+#define _LIBMEMMON_INTERNAL_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <memmon/memmon.h>
+#include <memmon/decode.h>
+
+#define LIBMM_HIDDEN __attribute__((visibility("hidden")))
+
+#ifndef offsetofend
+#define offsetofend(TYPE, FIELD) \
+	(offsetof(TYPE, FIELD) + sizeof(((TYPE *)0)->FIELD))
+#endif
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Return a negative errno and set errno (rule 6). */
+static inline int libmm_err(int ret)
+{
+	if (ret < 0)
+		errno = -ret;
+	return ret;
+}
+
+/* NULL with errno set, for constructors; err is negative. */
+static inline void *libmm_err_ptr(int err)
+{
+	errno = err < 0 ? -err : err;
+	return NULL;
+}
+
+/*
+ * Options structs: valid if sz covers at least the size field, and every
+ * byte the library does not know (from the end of the last field it knows
+ * to sz) is zero, so that a newer caller's non-default request is refused
+ * rather than silently ignored.
+ */
+LIBMM_HIDDEN bool libmm_opts_valid(const void *opts, size_t user_sz,
+				   size_t known_sz);
+
+#define OPTS_VALID(opts, type)						\
+	(!(opts) || libmm_opts_valid((opts), (opts)->sz,		\
+		offsetofend(struct type, type##__last_field)))
+#define OPTS_HAS(opts, field)						\
+	((opts) && (opts)->sz >= offsetofend(__typeof__(*(opts)), field))
+#define OPTS_GET(opts, field, fallback)					\
+	(OPTS_HAS(opts, field) ? (opts)->field : (fallback))
+
+/* ------------------------------------------------------------------ */
+/* Binary min-heap for the k-way merge (merge.c). */
+
+/*
+ * One node per source (a CPU's ring, or a CPU's chunks in a trace file):
+ * the source's head record. Order: time, then source (CPU), then position.
+ * Only heads are in the heap, so a source is present at most once and the
+ * merge never copies a record: it keeps positions, and delivers pointers.
+ */
+struct mm_heap_node {
+	__u64 time;
+	__u64 pos;
+	__u32 src;
+	__u32 size;
+};
+
+struct mm_heap {
+	struct mm_heap_node *n;
+	unsigned int nr;
+	unsigned int cap;
+};
+
+LIBMM_HIDDEN int mm_heap_init(struct mm_heap *h, unsigned int cap);
+LIBMM_HIDDEN void mm_heap_fini(struct mm_heap *h);
+LIBMM_HIDDEN void mm_heap_push(struct mm_heap *h, const struct mm_heap_node *n);
+LIBMM_HIDDEN void mm_heap_pop(struct mm_heap *h);
+LIBMM_HIDDEN void mm_heap_replace_top(struct mm_heap *h,
+				      const struct mm_heap_node *n);
+static inline const struct mm_heap_node *mm_heap_top(const struct mm_heap *h)
+{
+	return h->nr ? &h->n[0] : NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Sessions and rings (session.c, ring.c). */
+
+/*
+ * One CPU's ring as this consumer sees it.
+ *
+ * Synchronisation:
+ *   consumer_pos  written only by us, store-release [D]; the kernel reads it
+ *                 with load-acquire [A]. One thread per CPU at a time.
+ *   page          producer_pos read with load-acquire [C] (pairs with [B]);
+ *                 stats read relaxed (racy counters).
+ *   cons, snap,   private to the thread consuming this CPU.
+ *   pos
+ */
+struct mm_ring {
+	__u64 *consumer_pos;
+	const struct memmon_ring_page *page;
+	const __u8 *data;		/* ring_size bytes, mapped twice */
+	__u64 cons;			/* last value stored to consumer_pos */
+	__u64 snap;			/* producer_pos loaded this round */
+	__u64 pos;			/* merge cursor in [cons, snap] */
+};
+
+struct memmon_session {
+	int fd;
+	bool own_fd;
+	bool own_maps;
+	bool mapped;
+	struct memmon_info info;
+
+	void *cons_area;
+	size_t cons_size;
+	void *prod_area;
+	size_t prod_size;
+
+	unsigned int nr_cpus;
+	__u64 ring_size;
+	__u64 mask;
+	struct mm_ring *rings;
+
+	memmon_record_fn fn;
+	void *ctx;
+	__u32 consume_flags;
+	__u64 holdback_ns;
+	struct mm_heap heap;
+
+	__u64 (*clock)(void *ctx);	/* CLOCK_MONOTONIC; a test hook */
+	void *clock_ctx;
+};
+
+/* Check a mapping against info and set up s->rings (ring.c). */
+LIBMM_HIDDEN int mm_session_attach(struct memmon_session *s, void *cons,
+				   size_t cons_size, void *prod,
+				   size_t prod_size);
+LIBMM_HIDDEN void mm_session_detach(struct memmon_session *s);
+
+/* ------------------------------------------------------------------ */
+/* Test hooks: sessions over memory laid out by the test. */
+
+/*
+ * A session over an existing mapping (consumer area at cons, producer area
+ * at prod, sizes from info) that it does not own: close() neither unmaps
+ * nor closes fd (which may be -1, or an eventfd for poll tests).
+ */
+LIBMM_HIDDEN struct memmon_session *
+memmon__session_from_mapping(const struct memmon_info *info, void *cons,
+			     void *prod, int fd);
+LIBMM_HIDDEN void memmon__session_set_clock(struct memmon_session *s,
+					    __u64 (*clock)(void *ctx),
+					    void *ctx);
+
+#endif /* _LIBMEMMON_INTERNAL_H */

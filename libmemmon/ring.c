@@ -1,0 +1,449 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * Consuming the per-CPU rings in place: per CPU in ring order, or merged
+ * across CPUs in time order, without copying a record.
+ *
+ * Each barrier cites its letter in the protocol table of uapi
+ * <linux/memmon.h> and its partner in the kernel.
+ */
+#include <limits.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include "internal.h"
+
+static bool is_pow2(__u64 v)
+{
+	return v && !(v & (v - 1));
+}
+
+int mm_session_attach(struct memmon_session *s, void *cons, size_t cons_size,
+		      void *prod, size_t prod_size)
+{
+	const struct memmon_info *in = &s->info;
+	const struct memmon_mmap_header *hdr = prod;
+	struct mm_ring *rings;
+	__u64 need;
+	unsigned int c;
+	int err;
+
+	if (prod_size < sizeof(*hdr) || !cons || !prod)
+		return -EPROTO;
+	if (hdr->magic != MEMMON_MMAP_MAGIC)
+		return -EPROTO;
+	if (hdr->abi_major != MEMMON_ABI_MAJOR)
+		return -EPROTONOSUPPORT;
+	if (hdr->header_size < sizeof(*hdr))
+		return -EPROTO;
+	/* The header and GET_INFO describe one layout; disagreement means
+	 * we would read the wrong memory.
+	 */
+	if (!hdr->nr_cpus || hdr->nr_cpus != in->nr_cpus ||
+	    hdr->ring_size != in->ring_size || !is_pow2(hdr->ring_size) ||
+	    hdr->ring_stride != in->ring_stride ||
+	    hdr->ring_data_offset != in->ring_data_offset ||
+	    hdr->page_size != in->page_size || !is_pow2(hdr->page_size) ||
+	    hdr->header_size > hdr->page_size)
+		return -EPROTO;
+	if (hdr->ring_data_offset < sizeof(struct memmon_ring_page) ||
+	    hdr->ring_data_offset % MEMMON_REC_ALIGN ||
+	    hdr->ring_size > (UINT64_MAX - hdr->ring_data_offset) / 2 ||
+	    hdr->ring_data_offset + 2 * hdr->ring_size > hdr->ring_stride)
+		return -EPROTO;
+	if (hdr->ring_stride > (UINT64_MAX - hdr->page_size) / hdr->nr_cpus)
+		return -EPROTO;
+	need = hdr->page_size + (__u64)hdr->nr_cpus * hdr->ring_stride;
+	if (need > prod_size)
+		return -EPROTO;
+	if ((__u64)hdr->nr_cpus * MEMMON_CONSUMER_STRIDE > cons_size)
+		return -EPROTO;
+
+	rings = calloc(hdr->nr_cpus, sizeof(*rings));
+	if (!rings)
+		return -ENOMEM;
+	err = mm_heap_init(&s->heap, hdr->nr_cpus);
+	if (err) {
+		free(rings);
+		return err;
+	}
+	for (c = 0; c < hdr->nr_cpus; c++) {
+		const __u8 *blk = (const __u8 *)prod + hdr->page_size +
+				  (size_t)c * hdr->ring_stride;
+		struct mm_ring *r = &rings[c];
+
+		r->consumer_pos = (__u64 *)((__u8 *)cons +
+					    (size_t)c * MEMMON_CONSUMER_STRIDE);
+		r->page = (const struct memmon_ring_page *)blk;
+		r->data = blk + hdr->ring_data_offset;
+		/* Only we write it; relaxed is enough to start from it. */
+		r->cons = __atomic_load_n(r->consumer_pos, __ATOMIC_RELAXED);
+	}
+	s->cons_area = cons;
+	s->cons_size = cons_size;
+	s->prod_area = prod;
+	s->prod_size = prod_size;
+	s->nr_cpus = hdr->nr_cpus;
+	s->ring_size = hdr->ring_size;
+	s->mask = hdr->ring_size - 1;
+	s->rings = rings;
+	s->mapped = true;
+	return 0;
+}
+
+void mm_session_detach(struct memmon_session *s)
+{
+	if (s->own_maps) {
+		if (s->prod_area)
+			munmap(s->prod_area, s->prod_size);
+		if (s->cons_area)
+			munmap(s->cons_area, s->cons_size);
+	}
+	s->prod_area = s->cons_area = NULL;
+	free(s->rings);
+	s->rings = NULL;
+	mm_heap_fini(&s->heap);
+	s->mapped = false;
+}
+
+static int ensure_mapped(struct memmon_session *s)
+{
+	if (!s)
+		return -EINVAL;
+	if (s->mapped)
+		return 0;
+	return memmon_session__map(s);
+}
+
+/*
+ * Load a ring's producer_pos for this round and sanity-check it against
+ * our consumer position: the kernel never has more than ring_size bytes
+ * outstanding, so anything else means the mapping is not what we think.
+ */
+static int ring_snapshot(struct memmon_session *s, struct mm_ring *r)
+{
+	/* [C] pairs with [B], the kernel's store-release of producer_pos
+	 * after the outermost writer finished: records below it are whole.
+	 */
+	r->snap = __atomic_load_n(&r->page->producer_pos, __ATOMIC_ACQUIRE);
+	r->pos = r->cons;
+	if (r->snap - r->cons > s->ring_size)
+		return -EBADMSG;
+	return 0;
+}
+
+/*
+ * The record at pos, checked: size a multiple of the alignment, at least
+ * a header, and within what was committed. Returns its size or -EBADMSG.
+ */
+static long ring_rec_at(const struct memmon_session *s, const struct mm_ring *r,
+			__u64 pos, const struct memmon_rec_header **recp)
+{
+	const struct memmon_rec_header *rec;
+	__u64 avail = r->snap - pos;
+	__u32 size;
+
+	if (avail < sizeof(*rec))
+		return -EBADMSG;
+	rec = (const void *)(r->data + (pos & s->mask));
+	/* Committed records do not change under us; read the size once. */
+	size = *(const volatile __u32 *)&rec->size;
+	if (size < sizeof(*rec) || size % MEMMON_REC_ALIGN || size > avail)
+		return -EBADMSG;
+	*recp = rec;
+	return size;
+}
+
+static void ring_commit(struct mm_ring *r, __u64 pos)
+{
+	if (pos == r->cons)
+		return;
+	r->cons = pos;
+	/* [D] pairs with [A], the kernel's load-acquire of consumer_pos
+	 * before reserving: we are done reading everything below pos.
+	 */
+	__atomic_store_n(r->consumer_pos, pos, __ATOMIC_RELEASE);
+}
+
+/* Deliver one CPU's records below its snapshot, in ring order. */
+static long consume_one(struct memmon_session *s, unsigned int cpu, long *cnt)
+{
+	struct mm_ring *r = &s->rings[cpu];
+	const struct memmon_rec_header *rec;
+	long size;
+	int ret = 0, err;
+
+	err = ring_snapshot(s, r);
+	if (err)
+		return err;
+	while (r->pos < r->snap) {
+		size = ring_rec_at(s, r, r->pos, &rec);
+		if (size < 0) {
+			ret = (int)size;
+			break;
+		}
+		ret = s->fn(s->ctx, rec);
+		r->pos += (__u64)size;
+		if (*cnt < INT_MAX)
+			(*cnt)++;
+		if (ret)
+			break;
+	}
+	ring_commit(r, r->pos);
+	return ret;
+}
+
+static int consume_per_cpu(struct memmon_session *s)
+{
+	long cnt = 0;
+	unsigned int c;
+	long ret;
+
+	for (c = 0; c < s->nr_cpus; c++) {
+		ret = consume_one(s, c, &cnt);
+		if (ret < 0)
+			return (int)ret;
+		if (ret > 0)
+			break;
+	}
+	return (int)cnt;
+}
+
+/* Put the head of ring src into the heap if it is due (time <= limit). */
+static int merge_push_head(struct memmon_session *s, unsigned int src,
+			   __u64 limit, bool replace)
+{
+	struct mm_ring *r = &s->rings[src];
+	const struct memmon_rec_header *rec;
+	struct mm_heap_node n;
+	long size;
+
+	if (r->pos < r->snap) {
+		size = ring_rec_at(s, r, r->pos, &rec);
+		if (size < 0) {
+			if (replace)
+				mm_heap_pop(&s->heap);
+			return (int)size;
+		}
+		if (rec->time_ns <= limit) {
+			n.time = rec->time_ns;
+			n.pos = r->pos;
+			n.src = src;
+			n.size = (__u32)size;
+			if (replace)
+				mm_heap_replace_top(&s->heap, &n);
+			else
+				mm_heap_push(&s->heap, &n);
+			return 0;
+		}
+	}
+	if (replace)
+		mm_heap_pop(&s->heap);
+	return 0;
+}
+
+/*
+ * One merge round. Every ring is snapshotted once; the heap holds the
+ * head of each ring that has a due record; we deliver the smallest head
+ * and replace it by its successor on the same ring. Rings are FIFO, so
+ * what was delivered on each CPU is a prefix, and committing per CPU is
+ * one store-release of the new position.
+ */
+static int consume_merged(struct memmon_session *s, __u64 limit)
+{
+	const struct mm_heap_node *top;
+	long cnt = 0;
+	int err = 0, ret = 0, e;
+	unsigned int c;
+
+	s->heap.nr = 0;
+	for (c = 0; c < s->nr_cpus; c++) {
+		e = ring_snapshot(s, &s->rings[c]);
+		if (!e)
+			e = merge_push_head(s, c, limit, false);
+		if (e && !err)
+			err = e;
+	}
+	while ((top = mm_heap_top(&s->heap))) {
+		struct mm_ring *r = &s->rings[top->src];
+		unsigned int src = top->src;
+
+		ret = s->fn(s->ctx, (const void *)(r->data + (top->pos & s->mask)));
+		r->pos = top->pos + top->size;
+		if (cnt < INT_MAX)
+			cnt++;
+		if (ret)
+			break;
+		e = merge_push_head(s, src, limit, true);
+		if (e && !err)
+			err = e;
+	}
+	for (c = 0; c < s->nr_cpus; c++)
+		ring_commit(&s->rings[c], s->rings[c].pos);
+	if (ret < 0)
+		return ret;
+	if (err)
+		return err;
+	return (int)cnt;
+}
+
+int memmon_session__set_callback(struct memmon_session *s, memmon_record_fn fn,
+				 void *ctx, const struct memmon_consume_opts *opts)
+{
+	__u32 flags;
+
+	if (!s || !fn || !OPTS_VALID(opts, memmon_consume_opts))
+		return libmm_err(-EINVAL);
+	flags = OPTS_GET(opts, flags, 0);
+	if (flags & ~MEMMON_CONSUME_PER_CPU)
+		return libmm_err(-EINVAL);
+	s->fn = fn;
+	s->ctx = ctx;
+	s->consume_flags = flags;
+	s->holdback_ns = OPTS_GET(opts, holdback_ns, 0);
+	return 0;
+}
+
+static int do_consume(struct memmon_session *s, bool flush)
+{
+	__u64 limit = UINT64_MAX, now;
+	int err;
+
+	err = ensure_mapped(s);
+	if (err)
+		return libmm_err(err);
+	if (!s->fn)
+		return libmm_err(-EINVAL);
+	if (s->consume_flags & MEMMON_CONSUME_PER_CPU)
+		return libmm_err(consume_per_cpu(s));
+	if (!flush && s->holdback_ns) {
+		now = s->clock(s->clock_ctx);
+		limit = now > s->holdback_ns ? now - s->holdback_ns : 0;
+	}
+	return libmm_err(consume_merged(s, limit));
+}
+
+int memmon_session__consume(struct memmon_session *s)
+{
+	return do_consume(s, false);
+}
+
+int memmon_session__flush(struct memmon_session *s)
+{
+	return do_consume(s, true);
+}
+
+int memmon_session__poll(struct memmon_session *s, int timeout_ms)
+{
+	struct pollfd pfd;
+	int err;
+
+	err = ensure_mapped(s);
+	if (err)
+		return libmm_err(err);
+	if (s->fd >= 0) {
+		pfd.fd = s->fd;
+		pfd.events = POLLIN;
+		pfd.revents = 0;
+		if (poll(&pfd, 1, timeout_ms) < 0)
+			return libmm_err(-errno);
+	}
+	/*
+	 * Consume even after a timeout: a ring below the watermark does not
+	 * wake us, and its records must not wait forever.
+	 */
+	return do_consume(s, false);
+}
+
+int memmon_session__consume_cpu(struct memmon_session *s, unsigned int cpu)
+{
+	long cnt = 0, ret;
+	int err;
+
+	err = ensure_mapped(s);
+	if (err)
+		return libmm_err(err);
+	if (cpu >= s->nr_cpus || !s->fn)
+		return libmm_err(-EINVAL);
+	ret = consume_one(s, cpu, &cnt);
+	if (ret < 0)
+		return libmm_err((int)ret);
+	return (int)cnt;
+}
+
+ssize_t memmon_session__peek_cpu(struct memmon_session *s, unsigned int cpu,
+				 size_t max_bytes, const void **data)
+{
+	const struct memmon_rec_header *rec;
+	struct mm_ring *r;
+	__u64 pos;
+	long size;
+	int err;
+
+	err = ensure_mapped(s);
+	if (err)
+		return libmm_err(err);
+	if (cpu >= s->nr_cpus || !data)
+		return libmm_err(-EINVAL);
+	r = &s->rings[cpu];
+	err = ring_snapshot(s, r);
+	if (err)
+		return libmm_err(err);
+	for (pos = r->cons; pos < r->snap; pos += (__u64)size) {
+		size = ring_rec_at(s, r, pos, &rec);
+		if (size < 0) {
+			if (pos == r->cons)
+				return libmm_err((int)size);
+			break;	/* hand out the good prefix first */
+		}
+		if (pos - r->cons + (__u64)size > max_bytes) {
+			if (pos == r->cons)
+				return libmm_err(-ENOBUFS);
+			break;
+		}
+	}
+	*data = r->data + (r->cons & s->mask);
+	return (ssize_t)(pos - r->cons);
+}
+
+int memmon_session__release_cpu(struct memmon_session *s, unsigned int cpu,
+				size_t len)
+{
+	struct mm_ring *r;
+	__u64 prod;
+
+	if (!s || !s->mapped || cpu >= s->nr_cpus || len % MEMMON_REC_ALIGN)
+		return libmm_err(-EINVAL);
+	r = &s->rings[cpu];
+	/* [C]: never give back more than was committed. */
+	prod = __atomic_load_n(&r->page->producer_pos, __ATOMIC_ACQUIRE);
+	if (len > prod - r->cons)
+		return libmm_err(-EINVAL);
+	ring_commit(r, r->cons + len);
+	return 0;
+}
+
+int memmon_session__ring_stats(struct memmon_session *s, unsigned int cpu,
+			       struct memmon_cpu_stats *stats,
+			       __u64 *lost_pending)
+{
+	const struct memmon_ring_page *p;
+	int err;
+
+	err = ensure_mapped(s);
+	if (err)
+		return libmm_err(err);
+	if (cpu >= s->nr_cpus)
+		return libmm_err(-EINVAL);
+	p = s->rings[cpu].page;
+	/* Racy counters: each word is read whole, the set is not atomic. */
+	if (stats) {
+		stats->produced = __atomic_load_n(&p->stats.produced, __ATOMIC_RELAXED);
+		stats->delivered = __atomic_load_n(&p->stats.delivered, __ATOMIC_RELAXED);
+		stats->lost = __atomic_load_n(&p->stats.lost, __ATOMIC_RELAXED);
+		stats->bytes = __atomic_load_n(&p->stats.bytes, __ATOMIC_RELAXED);
+	}
+	if (lost_pending)
+		*lost_pending = __atomic_load_n(&p->lost_pending, __ATOMIC_RELAXED);
+	return 0;
+}
