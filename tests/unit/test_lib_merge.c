@@ -1,0 +1,353 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The k-way merge over the per-CPU rings: time order, ties (CPU, then ring
+ * position), empty CPUs, LOST records, wraparound, stopping mid-merge,
+ * holdback and flush, and the heap itself.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include "test_lib_fake.h"
+
+#define RING (16 * 1024)
+#define MAXN 20000
+
+struct out {
+	unsigned int n;
+	__u64 time[MAXN];
+	__u16 cpu[MAXN];
+	__u16 type[MAXN];
+	__u64 seq[MAXN];
+	int stop_at;
+};
+
+static int out_cb(void *ctx, const struct memmon_rec_header *rec)
+{
+	struct out *o = ctx;
+	unsigned int i = o->n++;
+
+	assert_true(i < MAXN);
+	o->time[i] = rec->time_ns;
+	o->cpu[i] = rec->cpu;
+	o->type[i] = rec->type;
+	o->seq[i] = rec->type == MEMMON_REC_MARK ? rec_seq(rec) : ~0ULL;
+	return o->stop_at && (int)o->n == o->stop_at;
+}
+
+static struct out *out_new(void)
+{
+	struct out *o = calloc(1, sizeof(*o));
+
+	assert_non_null(o);
+	return o;
+}
+
+static struct memmon_session *merged(struct fake *f, struct out *o,
+				     unsigned int cpus, __u64 holdback)
+{
+	LIBMEMMON_OPTS(memmon_consume_opts, opts, .holdback_ns = holdback);
+	struct memmon_session *s;
+
+	assert_int_equal(fake_init(f, cpus, RING), 0);
+	s = fake_session(f);
+	assert_non_null(s);
+	assert_int_equal(memmon_session__set_callback(s, out_cb, o, &opts), 0);
+	return s;
+}
+
+static void assert_sorted(const struct out *o)
+{
+	unsigned int i;
+
+	for (i = 1; i < o->n; i++) {
+		if (o->time[i - 1] > o->time[i] ||
+		    (o->time[i - 1] == o->time[i] && o->cpu[i - 1] > o->cpu[i]))
+			fail_msg("out of order at %u: t=%llu cpu%u before t=%llu cpu%u",
+				 i, (unsigned long long)o->time[i - 1], o->cpu[i - 1],
+				 (unsigned long long)o->time[i], o->cpu[i]);
+	}
+}
+
+/* Random interleaving on 4 CPUs, each CPU's times increasing. */
+static void test_random_order(void **state)
+{
+	struct out *o = out_new();
+	struct fake f;
+	struct memmon_session *s = merged(&f, o, 4, 0);
+	__u64 t[4] = { 0 }, seq = 0;
+	unsigned int i, c;
+
+	(void)state;
+	srand(7);
+	for (i = 0; i < 300; i++) {
+		c = (unsigned int)rand() % 4;
+		t[c] += 1 + (unsigned int)rand() % 50;
+		assert_true(fake_seq(&f, c, t[c], seq++) >= 0);
+	}
+	assert_int_equal(memmon_session__consume(s), 300);
+	assert_int_equal(o->n, 300);
+	assert_sorted(o);
+	/* every record exactly once */
+	{
+		char seen[300] = { 0 };
+
+		for (i = 0; i < 300; i++) {
+			assert_true(o->seq[i] < 300);
+			assert_int_equal(seen[o->seq[i]]++, 0);
+		}
+	}
+	memmon_session__close(s);
+	fake_fini(&f);
+	free(o);
+}
+
+static void test_ties(void **state)
+{
+	struct out *o = out_new();
+	struct fake f;
+	struct memmon_session *s = merged(&f, o, 3, 0);
+
+	(void)state;
+	/* same time on cpu 2, 0, 1, and twice on cpu 2 */
+	fake_seq(&f, 2, 100, 20);
+	fake_seq(&f, 2, 100, 21);
+	fake_seq(&f, 0, 100, 0);
+	fake_seq(&f, 1, 100, 10);
+	fake_seq(&f, 1, 50, 11);	/* cpu 1 is not sorted: ring order kept */
+	assert_int_equal(memmon_session__consume(s), 5);
+	/* ties go to the lower CPU; within a CPU, ring order */
+	assert_int_equal(o->seq[0], 0);
+	assert_int_equal(o->seq[1], 10);
+	assert_int_equal(o->seq[2], 11);
+	assert_int_equal(o->seq[3], 20);
+	assert_int_equal(o->seq[4], 21);
+	memmon_session__close(s);
+	fake_fini(&f);
+	free(o);
+}
+
+static void test_empty_cpus(void **state)
+{
+	struct out *o = out_new();
+	struct fake f;
+	struct memmon_session *s = merged(&f, o, 4, 0);
+
+	(void)state;
+	/* all empty */
+	assert_int_equal(memmon_session__consume(s), 0);
+	/* cpu 0 and 3 idle */
+	fake_seq(&f, 1, 30, 1);
+	fake_seq(&f, 2, 20, 2);
+	fake_seq(&f, 1, 40, 3);
+	assert_int_equal(memmon_session__consume(s), 3);
+	assert_int_equal(o->seq[0], 2);
+	assert_int_equal(o->seq[1], 1);
+	assert_int_equal(o->seq[2], 3);
+	assert_int_equal(*fake_consumer_pos(&f, 0), 0);
+	assert_int_equal(*fake_consumer_pos(&f, 3), 0);
+	memmon_session__close(s);
+	fake_fini(&f);
+	free(o);
+}
+
+static void test_lost_records(void **state)
+{
+	struct out *o = out_new();
+	struct fake f;
+	struct memmon_session *s = merged(&f, o, 2, 0);
+	struct { __u64 count, first, last; } lost = { 5, 11, 19 };
+
+	(void)state;
+	fake_seq(&f, 0, 10, 0);
+	fake_write(&f, 0, MEMMON_REC_LOST, 20, 0, &lost, sizeof(lost));
+	fake_seq(&f, 1, 15, 1);
+	fake_seq(&f, 1, 25, 2);
+	/* an unknown future type is delivered too (the caller skips it) */
+	fake_write(&f, 0, 200, 30, 1, "abcdefgh", 8);
+	assert_int_equal(memmon_session__consume(s), 5);
+	assert_int_equal(o->type[0], MEMMON_REC_MARK);
+	assert_int_equal(o->type[1], MEMMON_REC_MARK);
+	assert_int_equal(o->type[2], MEMMON_REC_LOST);
+	assert_int_equal(o->time[2], 20);
+	assert_int_equal(o->type[4], 200);
+	memmon_session__close(s);
+	fake_fini(&f);
+	free(o);
+}
+
+/* Many rounds with wraparound on every CPU; order within each round. */
+static void test_wrap_rounds(void **state)
+{
+	struct out *o = out_new();
+	struct fake f;
+	struct memmon_session *s = merged(&f, o, 3, 0);
+	__u64 t = 0, seq = 0, got = 0;
+	unsigned int round, k;
+
+	(void)state;
+	srand(3);
+	for (round = 0; round < 500; round++) {
+		for (k = 0; k < 200; k++) {
+			unsigned int c = (unsigned int)rand() % 3;
+
+			if (fake_seq(&f, c, ++t, seq) < 0)
+				break;
+			seq++;
+		}
+		o->n = 0;
+		assert_true(memmon_session__consume(s) >= 0);
+		assert_sorted(o);
+		got += o->n;
+	}
+	assert_int_equal(got, seq);
+	assert_true(f.prod_pos[0] > 4 * RING);
+	memmon_session__close(s);
+	fake_fini(&f);
+	free(o);
+}
+
+/* Stop mid-merge: each CPU's consumer_pos is what was delivered from it. */
+static void test_stop_resume(void **state)
+{
+	struct out *o = out_new();
+	struct fake f;
+	struct memmon_session *s = merged(&f, o, 2, 0);
+	unsigned int i;
+
+	(void)state;
+	for (i = 0; i < 10; i++)
+		fake_seq(&f, i % 2, i, i);
+	o->stop_at = 3;		/* t=0 (cpu0), 1 (cpu1), 2 (cpu0) */
+	assert_int_equal(memmon_session__consume(s), 3);
+	assert_int_equal(*fake_consumer_pos(&f, 0), 2 * 40);
+	assert_int_equal(*fake_consumer_pos(&f, 1), 1 * 40);
+	o->stop_at = 0;
+	assert_int_equal(memmon_session__consume(s), 7);
+	for (i = 0; i < 10; i++)
+		assert_int_equal(o->seq[i], i);
+	memmon_session__close(s);
+	fake_fini(&f);
+	free(o);
+}
+
+static __u64 fake_now;
+static __u64 fake_clock(void *ctx)
+{
+	(void)ctx;
+	return fake_now;
+}
+
+/* holdback: newer records stay in the ring; flush takes them all. */
+static void test_holdback_flush(void **state)
+{
+	struct out *o = out_new();
+	struct fake f;
+	struct memmon_session *s = merged(&f, o, 2, 100);
+
+	(void)state;
+	memmon__session_set_clock(s, fake_clock, NULL);
+	fake_now = 1000;
+	fake_seq(&f, 0, 850, 0);
+	fake_seq(&f, 0, 950, 1);	/* newer than now - 100 */
+	fake_seq(&f, 1, 900, 2);	/* exactly at the limit: due */
+	assert_int_equal(memmon_session__consume(s), 2);
+	assert_int_equal(o->seq[0], 0);
+	assert_int_equal(o->seq[1], 2);
+	/* the held-back record is still in the ring: consumer_pos before it */
+	assert_int_equal(*fake_consumer_pos(&f, 0), 40);
+	/* a late record on the idle CPU, older than the held one */
+	fake_seq(&f, 1, 920, 3);
+	fake_now = 1100;
+	assert_int_equal(memmon_session__consume(s), 2);
+	/* it came out before the held one: holdback fixed the order */
+	assert_int_equal(o->seq[2], 3);
+	assert_int_equal(o->seq[3], 1);
+	fake_seq(&f, 0, 5000, 4);
+	assert_int_equal(memmon_session__consume(s), 0);
+	/* flush ignores the holdback */
+	assert_int_equal(memmon_session__flush(s), 1);
+	assert_int_equal(o->seq[4], 4);
+	memmon_session__close(s);
+	fake_fini(&f);
+	free(o);
+}
+
+/* A corrupt head on one CPU: the others still flow, the error is reported. */
+static void test_corrupt_cpu(void **state)
+{
+	struct out *o = out_new();
+	struct fake f;
+	struct memmon_session *s = merged(&f, o, 2, 0);
+	long long pos;
+
+	(void)state;
+	pos = fake_seq(&f, 0, 1, 0);
+	((struct memmon_rec_header *)(fake_data(&f, 0) + pos))->size = 12;
+	fake_seq(&f, 1, 2, 1);
+	assert_int_equal(memmon_session__consume(s), -EBADMSG);
+	assert_int_equal(o->n, 1);
+	assert_int_equal(o->seq[0], 1);
+	assert_int_equal(*fake_consumer_pos(&f, 0), 0);
+	memmon_session__close(s);
+	fake_fini(&f);
+	free(o);
+}
+
+static void test_heap(void **state)
+{
+	struct mm_heap h;
+	struct mm_heap_node n, prev = { 0, 0, 0, 0 };
+	unsigned int i;
+
+	(void)state;
+	srand(11);
+	assert_int_equal(mm_heap_init(&h, 1000), 0);
+	for (i = 0; i < 1000; i++) {
+		n.time = (__u64)(rand() % 100);
+		n.src = (__u32)(rand() % 8);
+		n.pos = (__u64)rand();
+		n.size = 0;
+		mm_heap_push(&h, &n);
+	}
+	for (i = 0; i < 1000; i++) {
+		const struct mm_heap_node *t = mm_heap_top(&h);
+
+		assert_non_null(t);
+		if (i)
+			assert_true(prev.time < t->time ||
+				    (prev.time == t->time && (prev.src < t->src ||
+				     (prev.src == t->src && prev.pos <= t->pos))));
+		prev = *t;
+		if (i % 3 == 0 && t->time < 90) {
+			/* replace_top with a later key keeps the heap valid */
+			n = *t;
+			n.time += 1000;
+			mm_heap_replace_top(&h, &n);
+			mm_heap_pop(&h);
+			prev = (struct mm_heap_node){ 0, 0, 0, 0 };
+			i++;
+			continue;
+		}
+		mm_heap_pop(&h);
+	}
+	mm_heap_fini(&h);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_random_order),
+		cmocka_unit_test(test_ties),
+		cmocka_unit_test(test_empty_cpus),
+		cmocka_unit_test(test_lost_records),
+		cmocka_unit_test(test_wrap_rounds),
+		cmocka_unit_test(test_stop_resume),
+		cmocka_unit_test(test_holdback_flush),
+		cmocka_unit_test(test_corrupt_cpu),
+		cmocka_unit_test(test_heap),
+	};
+
+	return cmocka_run_group_tests_name("lib_merge", tests, NULL, NULL);
+}
