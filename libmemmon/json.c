@@ -44,7 +44,7 @@ static int set_flags(json_t *o, const char *key, flags_fmt_fn fn, __u64 v)
 	return set(o, key, json_string(buf));
 }
 
-/* Bytes that are not valid UTF-8 become "\xNN" text, so the line is JSON. */
+/* Bytes that are not valid UTF-8, and NUL, become "\xNN" text, so the line is JSON. */
 static json_t *bytes_string(const void *p, size_t len)
 {
 	const __u8 *b = p;
@@ -52,9 +52,12 @@ static json_t *bytes_string(const void *p, size_t len)
 	char *tmp;
 	size_t i, j = 0;
 
-	s = json_stringn(p, len);
-	if (s)
-		return s;
+	/* NUL is legal JSON (\u0000) but breaks C readers: escape it too. */
+	if (!memchr(p, 0, len)) {
+		s = json_stringn(p, len);
+		if (s)
+			return s;
+	}
 	tmp = malloc(len * 4 + 1);
 	if (!tmp)
 		return NULL;
