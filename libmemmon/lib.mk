@@ -103,7 +103,8 @@ LIB_TESTS	:= $(sort $(LIB_TESTS))
 
 define lib_test_vars
 $(1)_SRCS	:= tests/unit/$(1).c $(LIB_SRCS)
-$(1)_CFLAGS	:= $(LIB_TEST_SAN) $(LIB_INC) -I tests/unit -D_GNU_SOURCE -O1
+$(1)_CFLAGS	:= $(LIB_TEST_SAN) -iquote libmemmon $(LIB_INC) -I tests/unit -O1
+$(1)_ENV	:= ASAN_OPTIONS=detect_leaks=1
 $(1)_LIBS	:= $(LIB_TEST_SAN) -lcmocka $(LIB_DEPLIBS)
 endef
 $(foreach t,$(LIB_TESTS),$(eval $(call lib_test_vars,$(t))))
