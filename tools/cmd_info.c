@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: GPL-2.0
+/* memmon info: is the module there, which ABI, what it offers, its limits. */
+#include <errno.h>
+#include <string.h>
+#include "builtin.h"
+
+static const char *const feature_names[] = {
+	"mmap", "read", "poll", "mark", "follow_children", "syscalls",
+	"faults", "rss", "lifecycle", "compat32", "overwrite",
+};
+
+static void size_line(const char *name, unsigned long long v)
+{
+	printf("%-20s %llu", name, v);
+	if (v >= 1024 && !(v % 1024))
+		printf(" (%llu KiB)", v / 1024);
+	printf("\n");
+}
+
+int cmd_info(int argc, char **argv)
+{
+	const char *cmd = "info";
+	const struct memmon_info *in;
+	struct memmon_session *s;
+	unsigned int i;
+
+	if (argc > 1) {
+		if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+			printf("usage: memmon info\n\nShows the memmon kernel "
+			       "module's ABI version, features and limits.\n");
+			return tool_close_stdout(cmd);
+		}
+		return tool_usage_err(cmd, "unexpected argument '%s'", argv[1]);
+	}
+	s = tool_open_session(cmd, 0);
+	if (!s)
+		return 1;
+	in = memmon_session__info(s);
+	printf("%-20s %s\n", "device", tool_device());
+	printf("%-20s %u.%u (this memmon: %d.%d)\n", "abi", in->abi_major,
+	       in->abi_minor, MEMMON_ABI_MAJOR, MEMMON_ABI_MINOR);
+	printf("%-20s", "features");
+	for (i = 0; i < 64; i++) {
+		if (!(in->features & (1ULL << i)))
+			continue;
+		if (i < sizeof(feature_names) / sizeof(feature_names[0]))
+			printf(" %s", feature_names[i]);
+		else
+			printf(" bit%u", i);
+	}
+	printf("\n%-20s", "events");
+	for (i = 0; i < 64; i++) {
+		const char *n = memmon_event__name(i);
+
+		if (in->events_supported & (1ULL << i))
+			printf(" %s", n ? n : "?");
+	}
+	printf("\n");
+	printf("%-20s %u\n", "cpus", in->nr_cpus);
+	printf("%-20s %u\n", "page_size", in->page_size);
+	printf("%-20s %u\n", "max_sessions", in->max_sessions);
+	printf("%-20s %u\n", "max_watch", in->max_watch);
+	printf("%-20s %u\n", "mark_max", in->mark_max);
+	size_line("ring_size_min", in->ring_size_min);
+	size_line("ring_size_max", in->ring_size_max);
+	size_line("ring_size_default", in->ring_size_default);
+	memmon_session__close(s);
+	return tool_close_stdout(cmd);
+}

@@ -1,0 +1,293 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * memmon trace: a live, strace-like text (or JSON lines) stream of the
+ * watched processes' memory events, merged across CPUs in time order.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/wait.h>
+#include "builtin.h"
+
+#define TRACE_HOLDBACK_NS	(5 * 1000 * 1000)	/* see consume_opts */
+
+struct trace_ctx {
+	FILE *out;
+	bool json;
+	struct memmon_format_opts fopts;
+	struct memmon_paths *paths;
+	struct proctab *pt;
+	__u64 show_mask;
+	__u64 show_sys;
+	unsigned long long events;
+};
+
+static const char trace_usage[] =
+"usage: memmon trace [-p PID[,PID...]] [-f] [-e EVENTS] [-o FILE] [--json]\n"
+"                    [-m RING_SIZE] [-- CMD [ARGS...]]\n"
+"\n"
+"  -p, --pid PIDS      watch these processes (comma-separated)\n"
+"  -f, --follow        follow children (fork/clone), recursively\n"
+"  -e, --events LIST   what to show (default: all); e.g. faults,mmap,munmap\n"
+"  -o, --output FILE   write there instead of standard output\n"
+"      --json          one JSON object per event (JSON lines)\n"
+"  -m, --ring-size N   per-CPU ring bytes, a power of two (e.g. 4M)\n"
+"  -- CMD              run CMD under the watch from its first instruction\n"
+"\n"
+"Stops when the watched processes have exited (or on Ctrl-C).\n";
+
+/* Which user-visible event a record belongs to; -1: always shown. */
+static int rec_event(const struct memmon_rec_header *rec)
+{
+	switch (rec->type) {
+	case MEMMON_REC_SYSCALL: return MEMMON_EV_SYSCALL;
+	case MEMMON_REC_PATH: return MEMMON_EV_SYSCALL;
+	case MEMMON_REC_FAULT: return MEMMON_EV_FAULT;
+	case MEMMON_REC_RSS: return MEMMON_EV_RSS;
+	case MEMMON_REC_FORK:
+	case MEMMON_REC_EXEC:
+	case MEMMON_REC_EXIT: return MEMMON_EV_LIFECYCLE;
+	case MEMMON_REC_MARK: return MEMMON_EV_MARK;
+	default: return -1;
+	}
+}
+
+static int trace_cb(void *vctx, const struct memmon_rec_header *rec)
+{
+	struct trace_ctx *c = vctx;
+	int ev = rec_event(rec);
+
+	memmon_paths__add_rec(c->paths, rec);
+	proctab_on_record(c->pt, rec);
+	if (ev >= 0 && !(c->show_mask & (1ULL << ev)))
+		return 0;
+	if (rec->type == MEMMON_REC_SYSCALL) {
+		const struct memmon_rec_syscall *sc = memmon_rec__syscall(rec);
+
+		if (sc && sc->sys < 64 && !(c->show_sys & (1ULL << sc->sys)))
+			return 0;
+	}
+	/* PATH records feed the fd<path> decoding; text shows them there. */
+	if (rec->type == MEMMON_REC_PATH && !c->json)
+		return 0;
+	c->events++;
+	if (c->json)
+		return memmon_rec__fprint_json(c->out, rec, &c->fopts) < 0 ? -EIO : 0;
+	return memmon_rec__fprint(c->out, rec, &c->fopts) < 0 ? -EIO : 0;
+}
+
+static __s64 realtime_offset(void)
+{
+	struct timespec r, m;
+
+	clock_gettime(CLOCK_REALTIME, &r);
+	clock_gettime(CLOCK_MONOTONIC, &m);
+	return ((__s64)r.tv_sec - m.tv_sec) * 1000000000LL +
+	       ((__s64)r.tv_nsec - m.tv_nsec);
+}
+
+/* Lost events, loudly, per CPU. */
+static void report_lost(const char *cmd, struct memmon_session *s)
+{
+	unsigned int n = memmon_session__nr_cpus(s), c;
+	struct memmon_cpu_stats *st = calloc(n ? n : 1, sizeof(*st));
+	unsigned long long total = 0;
+	int got;
+
+	if (!st)
+		return;
+	got = memmon_session__stats(s, st, n);
+	for (c = 0; got > 0 && c < (unsigned int)got && c < n; c++)
+		total += st[c].lost;
+	if (total) {
+		fprintf(stderr, "memmon %s: LOST %llu events:", cmd, total);
+		for (c = 0; c < (unsigned int)got && c < n; c++)
+			if (st[c].lost)
+				fprintf(stderr, " cpu%u=%llu", c,
+					(unsigned long long)st[c].lost);
+		fprintf(stderr, "; try a bigger ring (-m)\n");
+	}
+	free(st);
+}
+
+int cmd_trace(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "follow", no_argument, NULL, 'f' },
+		{ "events", required_argument, NULL, 'e' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "json", no_argument, NULL, 'J' },
+		{ "ring-size", required_argument, NULL, 'm' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *cmd = "trace", *output = NULL;
+	struct target t = { .go_fd = -1 };
+	struct trace_ctx c = { 0 };
+	struct memmon_session *s = NULL;
+	__u64 ring_size = 0;
+	int opt, ret = 1, status = 0, n;
+	bool child_done = false;
+	time_t last_reap = 0;
+
+	t.ev_mask = (1ULL << MEMMON_EV__COUNT) - 1;
+	t.ev_syscalls = (1ULL << MEMMON_SYS__COUNT) - 1;
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "+p:fe:o:m:h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'p':
+			ret = target_add_pids(cmd, &t, optarg);
+			if (ret)
+				goto out_free;
+			break;
+		case 'f':
+			t.follow = true;
+			break;
+		case 'e':
+			ret = tool_parse_events(cmd, optarg, &t.ev_mask, &t.ev_syscalls);
+			if (ret)
+				goto out_free;
+			break;
+		case 'o':
+			output = optarg;
+			break;
+		case 'J':
+			c.json = true;
+			break;
+		case 'm':
+			if (tool_parse_size(optarg, &ring_size) ||
+			    !ring_size || (ring_size & (ring_size - 1))) {
+				ret = tool_usage_err(cmd, "bad ring size '%s': a "
+					"power of two in bytes, e.g. 1M, 4M", optarg);
+				goto out_free;
+			}
+			break;
+		case 'h':
+			fputs(trace_usage, stdout);
+			ret = tool_close_stdout(cmd);
+			goto out_free;
+		default:
+			ret = tool_usage_err(cmd, "unknown or incomplete option '%s'",
+					     argv[optind - 1]);
+			goto out_free;
+		}
+	}
+	if (optind < argc)
+		t.cmd_argv = &argv[optind];
+	if (!t.cmd_argv && !t.nr_pids) {
+		ret = tool_usage_err(cmd, "nothing to trace: give -p PID or -- CMD");
+		goto out_free;
+	}
+	ret = 1;
+	c.show_mask = t.ev_mask;
+	c.show_sys = t.ev_syscalls;
+	c.out = stdout;
+	if (output) {
+		c.out = fopen(output, "w");
+		if (!c.out) {
+			ret = tool_err(cmd, "%s: %s", output, strerror(errno));
+			goto out_free;
+		}
+	}
+	c.paths = memmon_paths__new();
+	c.pt = proctab_new(t.follow);
+	if (!c.paths || !c.pt) {
+		tool_err(cmd, "out of memory");
+		goto out_close;
+	}
+	proctab_thread_online();
+	s = tool_open_session(cmd, ring_size);
+	if (!s)
+		goto out_offline;
+	if (t.cmd_argv && target_spawn(cmd, &t))
+		goto out_session;
+	c.fopts.sz = sizeof(c.fopts);
+	c.fopts.realtime_offset_ns = realtime_offset();
+	c.fopts.paths = c.paths;
+	{
+		LIBMEMMON_OPTS(memmon_consume_opts, co,
+			       .holdback_ns = TRACE_HOLDBACK_NS);
+
+		memmon_session__set_callback(s, trace_cb, &c, &co);
+	}
+	tool_catch_signals();
+	ret = target_start(cmd, &t, s);
+	if (ret) {
+		target_abort(&t);
+		goto out_session;
+	}
+	ret = 1;
+	if (t.child > 0)
+		proctab_add(c.pt, t.child);
+	for (n = 0; n < t.nr_pids; n++)
+		proctab_add(c.pt, t.pids[n]);
+
+	while (!tool_stop) {
+		n = memmon_session__poll(s, 100);
+		if (n < 0 && n != -EINTR) {
+			tool_err(cmd, n == -EIO ? "write error: %s" :
+				 "reading events: %s", strerror(-n));
+			goto out_disable;
+		}
+		fflush(c.out);
+		if (t.child > 0 && !child_done &&
+		    waitpid(t.child, &status, WNOHANG) == t.child) {
+			child_done = true;
+			proctab_exited(c.pt, t.child);
+		}
+		if (time(NULL) != last_reap) {
+			last_reap = time(NULL);
+			proctab_reap_gone(c.pt, child_done ? 0 : t.child);
+		}
+		if (proctab_live(c.pt) == 0)
+			break;
+	}
+	/* Drain what is committed: the last EXIT records and anything
+	 * held back for ordering.
+	 */
+	n = memmon_session__flush(s);
+	if (n < 0 && n != -EINTR) {
+		tool_err(cmd, "reading events: %s", strerror(-n));
+		goto out_disable;
+	}
+	ret = 0;
+out_disable:
+	memmon_session__disable(s);
+	report_lost(cmd, s);
+	if (t.child > 0 && !child_done) {
+		if (tool_stop)
+			kill(t.child, SIGTERM);
+		waitpid(t.child, &status, 0);
+		child_done = true;
+	}
+out_session:
+	memmon_session__close(s);
+out_offline:
+	proctab_free(c.pt);
+	c.pt = NULL;
+	proctab_thread_offline();
+out_close:
+	memmon_paths__free(c.paths);
+	if (c.out && c.out != stdout) {
+		if (ferror(c.out) | fclose(c.out))
+			ret = tool_err(cmd, "%s: write error", output);
+	} else if (tool_close_stdout(cmd)) {
+		ret = 1;
+	}
+	/* Like strace: the command's status is ours. */
+	if (!ret && child_done) {
+		if (WIFEXITED(status))
+			ret = WEXITSTATUS(status);
+		else if (WIFSIGNALED(status))
+			ret = 128 + WTERMSIG(status);
+	}
+out_free:
+	proctab_free(c.pt);
+	target_free(&t);
+	return ret;
+}

@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What trace and record watch: PIDs, or a command started under the
+ * session so that none of its events is missed:
+ *
+ *   parent                          child
+ *   pipe(); fork() ---------------> read(go) blocks
+ *   WATCH_ADD(child); ENABLE
+ *   close(go) --------------------> read returns: execvp(CMD)
+ *
+ * The child's exec and everything after it happen under the watch.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
+#include "builtin.h"
+
+int target_add_pids(const char *cmd, struct target *t, const char *arg)
+{
+	char *dup = strdup(arg), *tok, *save = NULL, *end;
+	pid_t *np;
+	long v;
+
+	if (!dup)
+		return tool_err(cmd, "out of memory");
+	for (tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		errno = 0;
+		v = strtol(tok, &end, 10);
+		if (errno || *end || end == tok || v <= 0 || v > 0x3fffffff) {
+			free(dup);
+			return tool_usage_err(cmd, "bad PID '%s'", tok);
+		}
+		if (kill((pid_t)v, 0) < 0 && errno == ESRCH) {
+			free(dup);
+			return tool_err(cmd, "PID %ld not found: no such process", v);
+		}
+		np = realloc(t->pids, sizeof(*np) * (size_t)(t->nr_pids + 1));
+		if (!np) {
+			free(dup);
+			return tool_err(cmd, "out of memory");
+		}
+		t->pids = np;
+		t->pids[t->nr_pids++] = (pid_t)v;
+	}
+	free(dup);
+	return 0;
+}
+
+int target_spawn(const char *cmd, struct target *t)
+{
+	int pfd[2];
+	char c;
+	pid_t pid;
+
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return tool_err(cmd, "pipe: %s", strerror(errno));
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+		return tool_err(cmd, "fork: %s", strerror(errno));
+	}
+	if (!pid) {
+		close(pfd[1]);
+		/* Wait for the parent: EOF means go, unless it died. */
+		while (read(pfd[0], &c, 1) < 0 && errno == EINTR)
+			;
+		if (getppid() == 1)
+			_exit(127);
+		signal(SIGPIPE, SIG_DFL);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		execvp(t->cmd_argv[0], t->cmd_argv);
+		fprintf(stderr, "memmon %s: cannot run '%s': %s\n", cmd,
+			t->cmd_argv[0], strerror(errno));
+		_exit(errno == ENOENT ? 127 : 126);
+	}
+	close(pfd[0]);
+	t->child = pid;
+	t->go_fd = pfd[1];
+	return 0;
+}
+
+void target_abort(struct target *t)
+{
+	if (t->child > 0 && t->go_fd >= 0) {
+		kill(t->child, SIGKILL);
+		close(t->go_fd);
+		t->go_fd = -1;
+		waitpid(t->child, NULL, 0);
+		t->child = 0;
+	}
+}
+
+int target_start(const char *cmd, struct target *t, struct memmon_session *s)
+{
+	__u32 wflags = t->follow ? MEMMON_WATCH_FOLLOW_CHILDREN : 0;
+	char what[64];
+	int i;
+
+	/*
+	 * Lifecycle records are always on in the kernel: they tell us when
+	 * the watched processes are gone. Output shows what was asked.
+	 */
+	if (memmon_session__set_events(s, t->ev_mask | 1ULL << MEMMON_EV_LIFECYCLE,
+				       t->ev_syscalls) < 0)
+		return tool_explain_errno(cmd, errno, "set events");
+	if (t->child > 0 &&
+	    memmon_session__watch_add(s, t->child, wflags) < 0) {
+		snprintf(what, sizeof(what), "watch command (PID %d)", t->child);
+		return tool_explain_errno(cmd, errno, what);
+	}
+	for (i = 0; i < t->nr_pids; i++) {
+		if (memmon_session__watch_add(s, t->pids[i], wflags) < 0) {
+			if (errno == ESRCH)
+				return tool_err(cmd, "PID %d not found: no such "
+						"process", t->pids[i]);
+			snprintf(what, sizeof(what), "watch PID %d", t->pids[i]);
+			return tool_explain_errno(cmd, errno, what);
+		}
+	}
+	if (memmon_session__map(s) < 0)
+		return tool_explain_errno(cmd, errno, "map the rings");
+	if (memmon_session__enable(s) < 0)
+		return tool_explain_errno(cmd, errno, "enable");
+	if (t->go_fd >= 0) {
+		close(t->go_fd);	/* the child execs now */
+		t->go_fd = -1;
+	}
+	return 0;
+}
+
+void target_free(struct target *t)
+{
+	target_abort(t);
+	free(t->pids);
+	t->pids = NULL;
+}

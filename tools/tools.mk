@@ -1,0 +1,55 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# The memmon command: build/bin/memmon, linked with build/lib/libmemmon.a
+# (so it runs without the shared library installed). Included by the top
+# Makefile after libmemmon/lib.mk; standalone:
+#   make -f libmemmon/lib.mk -f tools/tools.mk tools
+#
+# Targets: tools, tools-install, tools-uninstall (DESTDIR, PREFIX).
+
+B		?= build
+CC		?= cc
+PREFIX		?= /usr/local
+DESTDIR		?=
+USER_CFLAGS	?= -std=gnu11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE
+
+TOOLS_BIN	:= $(B)/bin/memmon
+# Everything but main.c also goes into the CLI unit tests.
+TOOLS_SRCS	:= $(filter-out tools/main.c,$(wildcard tools/*.c))
+TOOLS_OBJS	:= $(patsubst tools/%.c,$(B)/bin/obj/%.o,$(TOOLS_SRCS) tools/main.c)
+TOOLS_CFLAGS	:= $(filter-out -std=%,$(USER_CFLAGS)) -std=gnu11 -D_GNU_SOURCE \
+		   -I uapi -I libmemmon/include -I tools
+TOOLS_LIBS	:= -lurcu-cds -lurcu -lpthread
+
+.PHONY: tools tools-install tools-uninstall
+
+tools: $(TOOLS_BIN)
+
+$(B)/bin/obj/%.o: tools/%.c tools/builtin.h $(wildcard libmemmon/include/memmon/*.h) \
+		uapi/linux/memmon.h
+	@mkdir -p $(@D)
+	$(CC) $(TOOLS_CFLAGS) -c -o $@ $<
+
+$(TOOLS_BIN): $(TOOLS_OBJS) $(B)/lib/libmemmon.a
+	$(CC) -o $@ $(TOOLS_OBJS) $(B)/lib/libmemmon.a -ljansson -lzstd -lz $(TOOLS_LIBS)
+
+tools-install: tools
+	install -D -m 0755 $(TOOLS_BIN) $(DESTDIR)$(PREFIX)/bin/memmon
+	$(if $(wildcard docs/man/memmon.1),install -D -m 0644 docs/man/memmon.1 \
+		$(DESTDIR)$(PREFIX)/share/man/man1/memmon.1)
+
+tools-uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/memmon $(DESTDIR)$(PREFIX)/share/man/man1/memmon.1
+
+# CLI tests: the tool's code (without main) run in-process under the
+# sanitizers; see tests/unit/test_cli_args.c.
+define cli_test_vars
+$(1)_SRCS	:= tests/unit/$(1).c $(TOOLS_SRCS) $(LIB_SRCS)
+$(1)_CFLAGS	:= $(LIB_TEST_SAN) -iquote libmemmon -I libmemmon/include -I tools -O1
+$(1)_LIBS	:= $(LIB_TEST_SAN) -ljansson -lzstd -lz $(TOOLS_LIBS)
+$(1)_ENV	:= ASAN_OPTIONS=detect_leaks=0
+endef
+CLI_TESTS	:= $(notdir $(basename $(wildcard tests/unit/test_cli_*.c)))
+$(foreach t,$(CLI_TESTS),$(eval $(call cli_test_vars,$(t))))
+UNIT_TESTS	+= $(CLI_TESTS)
+LIB_UNIT_BINS	+= $(addprefix $(B)/libunit/,$(CLI_TESTS))

@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: GPL-2.0
+/* What the sub-commands share: messages, sessions, parsing, signals. */
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "builtin.h"
+
+volatile sig_atomic_t tool_stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	tool_stop = 1;
+}
+
+void tool_catch_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	/* No SA_RESTART: poll() must return EINTR so loops see the flag. */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);	/* EPIPE from write, reported */
+}
+
+static void vmsg(const char *cmd, const char *fmt, va_list ap)
+{
+	fflush(stdout);
+	fprintf(stderr, "memmon%s%s: ", cmd && strcmp(cmd, "memmon") ? " " : "",
+		cmd && strcmp(cmd, "memmon") ? cmd : "");
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+int tool_err(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg(cmd, fmt, ap);
+	va_end(ap);
+	return 1;
+}
+
+int tool_usage_err(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg(cmd, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "Try 'memmon %s --help'.\n", cmd);
+	return EXIT_USAGE;
+}
+
+const char *tool_device(void)
+{
+	const char *d = getenv("MEMMON_DEVICE");
+
+	return d && *d ? d : MEMMON_DEVICE_PATH;
+}
+
+int tool_explain_errno(const char *cmd, int err, const char *what)
+{
+	switch (err) {
+	case EPERM:
+	case EACCES:
+		return tool_err(cmd, "%s: %s. memmon needs CAP_PERFMON (or "
+				"CAP_SYS_ADMIN): run it as root, or grant it with "
+				"'setcap cap_perfmon+ep memmon'", what, strerror(err));
+	case ENOENT:
+	case ENODEV:
+	case ENXIO:
+		return tool_err(cmd, "%s: %s. Is the memmon kernel module "
+				"loaded? Try 'modprobe memmon'", what, strerror(err));
+	case ENOTTY:
+		return tool_err(cmd, "%s is not a memmon device (set "
+				"MEMMON_DEVICE or use %s)", what,
+				MEMMON_DEVICE_PATH);
+	case EPROTONOSUPPORT:
+		return tool_err(cmd, "%s: the loaded memmon module speaks another "
+				"ABI major version than this memmon (%d); install "
+				"matching versions", what, MEMMON_ABI_MAJOR);
+	case EMFILE:
+	case ENOSPC:
+	case EBUSY:
+		return tool_err(cmd, "%s: %s (too many memmon sessions open? "
+				"see 'memmon info' for max_sessions)", what,
+				strerror(err));
+	default:
+		return tool_err(cmd, "%s: %s", what, strerror(err));
+	}
+}
+
+struct memmon_session *tool_open_session(const char *cmd, __u64 ring_size)
+{
+	LIBMEMMON_OPTS(memmon_session_opts, o, .path = tool_device(),
+		       .ring_size = ring_size);
+	struct memmon_session *s;
+
+	s = memmon_session__open(&o);
+	if (!s) {
+		int err = errno;
+
+		if (err == EINVAL && ring_size)
+			tool_err(cmd, "ring size %llu rejected by the module "
+				 "(see 'memmon info' for ring_size_min/max)",
+				 (unsigned long long)ring_size);
+		else
+			tool_explain_errno(cmd, err, tool_device());
+	}
+	return s;
+}
+
+int tool_parse_size(const char *s, __u64 *out)
+{
+	unsigned long long v;
+	unsigned int shift = 0;
+	char *end;
+
+	if (!s || !*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -EINVAL;
+	switch (*end) {
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	default: break;
+	}
+	if ((*end == 'i' || *end == 'I') && shift)
+		end++;
+	if ((*end == 'b' || *end == 'B'))
+		end++;
+	if (*end)
+		return -EINVAL;
+	if (shift && v > (~0ULL >> shift))
+		return -ERANGE;
+	*out = v << shift;
+	return 0;
+}
+
+void tool_print_event_names(FILE *f)
+{
+	unsigned int i;
+
+	fprintf(f, "Valid events: all");
+	for (i = 0; i < MEMMON_EV__COUNT; i++)
+		fprintf(f, ", %s", memmon_event__name(i));
+	fprintf(f, "; or syscall names:");
+	for (i = 0; i < MEMMON_SYS__COUNT; i++)
+		fprintf(f, "%s %s", i ? "," : "", memmon_sys__name(i));
+	fprintf(f, "\n");
+}
+
+int tool_parse_events(const char *cmd, const char *s, __u64 *mask,
+		      __u64 *syscalls)
+{
+	char *dup = strdup(s), *tok, *save = NULL;
+	__u64 m = 0, sc = 0;
+	int n;
+
+	if (!dup)
+		return tool_err(cmd, "out of memory");
+	for (tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(tok, "all")) {
+			m |= (1ULL << MEMMON_EV__COUNT) - 1;
+			sc |= (1ULL << MEMMON_SYS__COUNT) - 1;
+		} else if (!strcmp(tok, "syscall") || !strcmp(tok, "syscalls")) {
+			m |= 1ULL << MEMMON_EV_SYSCALL;
+			sc |= (1ULL << MEMMON_SYS__COUNT) - 1;
+		} else if (!strcmp(tok, "fault")) {
+			m |= 1ULL << MEMMON_EV_FAULT;
+		} else if ((n = memmon_event__from_name(tok)) >= 0) {
+			m |= 1ULL << n;
+			if (n == MEMMON_EV_SYSCALL)
+				sc |= (1ULL << MEMMON_SYS__COUNT) - 1;
+		} else if ((n = memmon_sys__from_name(tok)) >= 0) {
+			m |= 1ULL << MEMMON_EV_SYSCALL;
+			sc |= 1ULL << n;
+		} else {
+			tool_err(cmd, "unknown event '%s'", tok);
+			tool_print_event_names(stderr);
+			free(dup);
+			return EXIT_USAGE;
+		}
+	}
+	free(dup);
+	if (!m)
+		return tool_usage_err(cmd, "empty event list");
+	*mask = m;
+	*syscalls = sc;
+	return 0;
+}
+
+int tool_close_stdout(const char *cmd)
+{
+	bool bad = ferror(stdout);
+
+	if (fclose(stdout) != 0 || bad)
+		return tool_err(cmd, "write error on standard output: %s",
+				errno ? strerror(errno) : "I/O error");
+	return 0;
+}
