@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <memmon/memmon.h>
 #include <memmon/decode.h>
+#include <memmon/trace.h>
 
 #define LIBMM_HIDDEN __attribute__((visibility("hidden")))
 

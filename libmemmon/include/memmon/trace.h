@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * libmemmon: trace files (memmon-trace-file(5), docs/trace-format.md).
+ *
+ * A writer appends per-CPU chunks of records copied straight from the
+ * rings, each with a checksum, then an index and a trailer on close. A
+ * reader maps one chunk per CPU at a time and merges the CPUs in time
+ * order, so memory stays flat whatever the file size; a file without
+ * index (the writer was killed) is read by scanning, and reported as
+ * truncated. Corruption is an error that names the file offset.
+ */
+#ifndef _MEMMON_TRACE_H
+#define _MEMMON_TRACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+#include <linux/memmon.h>
+#include <memmon/memmon.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct memmon_trace_writer;
+struct memmon_trace_reader;
+
+struct memmon_trace_writer_opts {
+	size_t sz;			/* sizeof(struct memmon_trace_writer_opts) */
+	__u32 nr_cpus;			/* CPUs of the session (required) */
+	int compress_level;		/* 0: none; 1..19: zstd level */
+	__s64 realtime_offset_ns;	/* CLOCK_REALTIME - CLOCK_MONOTONIC */
+};
+#define memmon_trace_writer_opts__last_field realtime_offset_ns
+
+/* Create (truncate) path and write the file header. */
+LIBMEMMON_API struct memmon_trace_writer *
+memmon_trace_writer__open(const char *path,
+			  const struct memmon_trace_writer_opts *opts);
+/*
+ * Append a chunk: len bytes of whole records of one CPU, as peeked from
+ * its ring (memmon_session__peek_cpu()). The records are checked (sizes),
+ * counted, and written unchanged (or zstd-compressed). -EBADMSG if they
+ * are not whole records.
+ */
+LIBMEMMON_API int memmon_trace_writer__add_chunk(struct memmon_trace_writer *w,
+						 unsigned int cpu,
+						 const void *recs, size_t len);
+/* Append a metadata block: a JSON object; later keys override earlier. */
+LIBMEMMON_API int memmon_trace_writer__add_meta(struct memmon_trace_writer *w,
+						const char *json_object);
+/* Events lost on cpu per the LOST records written so far. */
+LIBMEMMON_API __u64 memmon_trace_writer__lost(const struct memmon_trace_writer *w,
+					      unsigned int cpu);
+/* Bytes written so far. */
+LIBMEMMON_API __u64 memmon_trace_writer__bytes(const struct memmon_trace_writer *w);
+/*
+ * Write the final metadata (lost counts), the index and the trailer,
+ * fsync, close and free. Returns 0, or the first write error of the
+ * writer's life (negative errno). NULL is fine.
+ */
+LIBMEMMON_API int memmon_trace_writer__close(struct memmon_trace_writer *w);
+
+struct memmon_trace_reader_opts {
+	size_t sz;		/* sizeof(struct memmon_trace_reader_opts) */
+	char *errbuf;		/* if open fails: why, with the offset */
+	size_t errbuf_size;
+};
+#define memmon_trace_reader_opts__last_field errbuf_size
+
+/* What a trace file says about itself. May grow at the end. */
+struct memmon_trace_info {
+	__u16 version_major;
+	__u16 version_minor;
+	__u32 nr_cpus;
+	__u32 clock;			/* enum memmon_clock */
+	bool has_index;			/* false: scanned */
+	bool truncated;			/* no valid index/trailer, or a torn block */
+	__u64 truncated_at;		/* offset where scanning stopped */
+	__s64 realtime_offset_ns;
+	__u64 file_size;
+	__u64 nr_chunks;
+	__u64 nr_records;		/* sum of the chunks' counts */
+	__u64 first_ns;
+	__u64 last_ns;
+};
+
+LIBMEMMON_API struct memmon_trace_reader *
+memmon_trace_reader__open(const char *path,
+			  const struct memmon_trace_reader_opts *opts);
+LIBMEMMON_API void memmon_trace_reader__close(struct memmon_trace_reader *r);
+LIBMEMMON_API const struct memmon_trace_info *
+memmon_trace_reader__info(const struct memmon_trace_reader *r);
+/* All metadata blocks merged into one JSON object (text); never NULL. */
+LIBMEMMON_API const char *memmon_trace_reader__meta(const struct memmon_trace_reader *r);
+/*
+ * Every record of the file, merged across CPUs in time order (ties: lower
+ * CPU, then file order), zero-copy from the mapped chunk (or from the
+ * chunk's decompression buffer). Records of unknown types are delivered
+ * too: decoders skip them. Returns the number of records delivered, or a
+ * negative errno (-EBADMSG: corruption; memmon_trace_reader__errmsg()
+ * names the offset). Callback return values as memmon_record_fn.
+ */
+LIBMEMMON_API long memmon_trace_reader__for_each(struct memmon_trace_reader *r,
+						 memmon_record_fn fn, void *ctx);
+/* The last error's message ("" if none). */
+LIBMEMMON_API const char *memmon_trace_reader__errmsg(const struct memmon_trace_reader *r);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* _MEMMON_TRACE_H */

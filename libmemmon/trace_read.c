@@ -1,0 +1,674 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * Trace file reader.
+ *
+ * Memory stays flat: per CPU, one chunk is mapped (or decompressed) at a
+ * time; a chunk is unmapped, and its page cache dropped, as soon as the
+ * merge has passed it. The index is the only thing proportional to the
+ * file (40 bytes per chunk).
+ *
+ * Nothing in the file is trusted: every size is checked against the file
+ * and the enclosing block before use, every block's header and payload
+ * against their checksums. A failure is -EBADMSG with a message naming
+ * the offset (memmon_trace_reader__errmsg()).
+ */
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <jansson.h>
+#include <zlib.h>
+#include <zstd.h>
+#include "internal.h"
+#include "trace_format.h"
+
+#define MTF_META_MAX	(16U << 20)
+#define MTF_HEADER_MAX	4096U
+
+struct src {
+	__u64 *chunks;		/* block offsets of this CPU, file order */
+	size_t nr, cap;
+	size_t next;		/* the chunk to load next */
+	void *map;
+	size_t map_len;
+	__u64 map_off;
+	const __u8 *data;	/* the records of the loaded chunk */
+	__u64 len;
+	__u64 pos;
+	__u64 chunk_off;	/* block offset of the loaded chunk */
+	bool compressed;
+	void *zbuf;
+	size_t zcap;
+};
+
+struct memmon_trace_reader {
+	int fd;
+	long page;
+	struct memmon_trace_info info;
+	json_t *meta;
+	char *meta_text;
+	struct src *src;
+	struct mm_heap heap;
+	char errmsg[512];
+};
+
+static __u32 crc(const void *p, size_t len)
+{
+	return (__u32)crc32(crc32(0L, Z_NULL, 0), p, (uInt)len);
+}
+
+static int __attribute__((format(printf, 3, 4)))
+fail(struct memmon_trace_reader *r, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(r->errmsg, sizeof(r->errmsg), fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+static int read_at(struct memmon_trace_reader *r, void *buf, size_t len,
+		   __u64 off)
+{
+	ssize_t n;
+	size_t done = 0;
+
+	while (done < len) {
+		n = pread(r->fd, (char *)buf + done, len - done, (off_t)(off + done));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return fail(r, -errno, "read at offset %llu: %s",
+				    (unsigned long long)(off + done), strerror(errno));
+		if (!n)
+			return fail(r, -EBADMSG, "unexpected end of file at offset %llu",
+				    (unsigned long long)(off + done));
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+/*
+ * Read and check the block header at off. Returns 0, or -EBADMSG with the
+ * reason in errmsg. *torn tells a block cut short by the end of the file
+ * (what a killed writer leaves) from one that is damaged.
+ */
+static int read_block(struct memmon_trace_reader *r, __u64 off,
+		      struct mtf_block *b, bool *torn)
+{
+	__u64 size = r->info.file_size;
+	__u8 raw[MTF_HEADER_MAX];
+	__u32 want;
+	int err;
+
+	*torn = false;
+	if (size - off < sizeof(*b)) {
+		*torn = true;
+		return fail(r, -EBADMSG, "block at offset %llu: cut short by the "
+			    "end of the file", (unsigned long long)off);
+	}
+	err = read_at(r, b, sizeof(*b), off);
+	if (err)
+		return err;
+	if (b->magic != MTF_BLOCK_MAGIC)
+		return fail(r, -EBADMSG, "block at offset %llu: bad magic %#x",
+			    (unsigned long long)off, b->magic);
+	if (b->header_size < sizeof(*b) || b->header_size > MTF_HEADER_MAX ||
+	    b->header_size % 8)
+		return fail(r, -EBADMSG, "block at offset %llu: bad header size %u",
+			    (unsigned long long)off, b->header_size);
+	if (size - off < b->header_size) {
+		*torn = true;
+		return fail(r, -EBADMSG, "block at offset %llu: header cut short "
+			    "by the end of the file", (unsigned long long)off);
+	}
+	err = read_at(r, raw, b->header_size, off);
+	if (err)
+		return err;
+	want = b->header_crc;
+	memset(raw + offsetof(struct mtf_block, header_crc), 0, 4);
+	if (crc(raw, b->header_size) != want)
+		return fail(r, -EBADMSG, "block at offset %llu: header checksum "
+			    "mismatch", (unsigned long long)off);
+	if (b->payload_size > size - off - b->header_size) {
+		*torn = true;
+		return fail(r, -EBADMSG, "block at offset %llu: payload of %llu "
+			    "bytes runs past the end of the file (%llu)",
+			    (unsigned long long)off,
+			    (unsigned long long)b->payload_size,
+			    (unsigned long long)size);
+	}
+	if (b->type == MTF_BLOCK_CHUNK) {
+		if (b->cpu >= r->info.nr_cpus)
+			return fail(r, -EBADMSG, "chunk at offset %llu: cpu %u, "
+				    "but the file has %u CPUs",
+				    (unsigned long long)off, b->cpu,
+				    r->info.nr_cpus);
+		if (b->compression > MTF_COMP_ZSTD ||
+		    b->raw_size > MTF_CHUNK_MAX ||
+		    (b->compression == MTF_COMP_NONE &&
+		     b->raw_size != b->payload_size))
+			return fail(r, -EBADMSG, "chunk at offset %llu: bad "
+				    "compression %u or size %llu",
+				    (unsigned long long)off, b->compression,
+				    (unsigned long long)b->raw_size);
+	}
+	return 0;
+}
+
+static __u64 block_end(const struct mtf_block *b, __u64 off)
+{
+	return off + b->header_size + mtf_align8(b->payload_size);
+}
+
+static int add_chunk(struct memmon_trace_reader *r, const struct mtf_block *b,
+		     __u64 off)
+{
+	struct src *s = &r->src[b->cpu];
+
+	if (s->nr == s->cap) {
+		size_t ncap = s->cap ? s->cap * 2 : 64;
+		__u64 *n = realloc(s->chunks, ncap * sizeof(*n));
+
+		if (!n)
+			return fail(r, -ENOMEM, "out of memory");
+		s->chunks = n;
+		s->cap = ncap;
+	}
+	s->chunks[s->nr++] = off;
+	r->info.nr_chunks++;
+	r->info.nr_records += b->nr_records;
+	if (b->nr_records) {
+		if (b->first_ns < r->info.first_ns)
+			r->info.first_ns = b->first_ns;
+		if (b->last_ns > r->info.last_ns)
+			r->info.last_ns = b->last_ns;
+	}
+	return 0;
+}
+
+static int read_meta(struct memmon_trace_reader *r, const struct mtf_block *b,
+		     __u64 off)
+{
+	json_error_t jerr;
+	json_t *j;
+	char *buf;
+	int err;
+
+	if (b->payload_size > MTF_META_MAX)
+		return fail(r, -EBADMSG, "metadata at offset %llu: %llu bytes is "
+			    "too large", (unsigned long long)off,
+			    (unsigned long long)b->payload_size);
+	buf = malloc(b->payload_size + 1);
+	if (!buf)
+		return fail(r, -ENOMEM, "out of memory");
+	err = read_at(r, buf, b->payload_size, off + b->header_size);
+	if (err)
+		goto out;
+	if (crc(buf, b->payload_size) != b->payload_crc) {
+		err = fail(r, -EBADMSG, "metadata at offset %llu: checksum "
+			   "mismatch", (unsigned long long)off);
+		goto out;
+	}
+	j = json_loadb(buf, b->payload_size, 0, &jerr);
+	if (!j || !json_is_object(j)) {
+		json_decref(j);
+		err = fail(r, -EBADMSG, "metadata at offset %llu: not a JSON "
+			   "object", (unsigned long long)off);
+		goto out;
+	}
+	json_object_update(r->meta, j);
+	json_decref(j);
+out:
+	free(buf);
+	return err;
+}
+
+/* The file as the writer left it after close(): trailer -> index. */
+static int load_index(struct memmon_trace_reader *r, bool *have)
+{
+	__u64 size = r->info.file_size, ioff, plen, i;
+	struct mtf_trailer t;
+	struct mtf_index ih;
+	struct mtf_block b;
+	__u8 *payload = NULL;
+	bool torn;
+	int err;
+
+	*have = false;
+	if (size < sizeof(struct mtf_file_header) + sizeof(t) + sizeof(b))
+		return 0;
+	err = read_at(r, &t, sizeof(t), size - sizeof(t));
+	if (err)
+		return err;
+	/* No trailer: the writer did not finish. Scan instead. */
+	if (memcmp(t.magic, MTF_TRAILER_MAGIC, sizeof(t.magic)) ||
+	    crc(&t, offsetof(struct mtf_trailer, crc)) != t.crc ||
+	    t.file_size != size)
+		return 0;
+	ioff = t.index_offset;
+	if (ioff < sizeof(struct mtf_file_header) || ioff > size - sizeof(t) - sizeof(b) ||
+	    ioff % 8)
+		return fail(r, -EBADMSG, "trailer at offset %llu: index offset "
+			    "%llu out of the file", (unsigned long long)(size - sizeof(t)),
+			    (unsigned long long)ioff);
+	err = read_block(r, ioff, &b, &torn);
+	if (err)
+		return err;
+	if (b.type != MTF_BLOCK_INDEX || block_end(&b, ioff) != size - sizeof(t))
+		return fail(r, -EBADMSG, "index at offset %llu: not an index block "
+			    "ending at the trailer", (unsigned long long)ioff);
+	plen = b.payload_size;
+	if (plen < sizeof(ih))
+		return fail(r, -EBADMSG, "index at offset %llu: too short",
+			    (unsigned long long)ioff);
+	payload = malloc(plen);
+	if (!payload)
+		return fail(r, -ENOMEM, "out of memory");
+	err = read_at(r, payload, plen, ioff + b.header_size);
+	if (err)
+		goto out;
+	if (crc(payload, plen) != b.payload_crc) {
+		err = fail(r, -EBADMSG, "index at offset %llu: checksum mismatch",
+			   (unsigned long long)ioff);
+		goto out;
+	}
+	memcpy(&ih, payload, sizeof(ih));
+	if (ih.entry_size < sizeof(struct mtf_index_entry) || ih.entry_size % 8 ||
+	    ih.nr_entries > (plen - sizeof(ih)) / ih.entry_size) {
+		err = fail(r, -EBADMSG, "index at offset %llu: bad entry size %u "
+			   "or count %llu", (unsigned long long)ioff, ih.entry_size,
+			   (unsigned long long)ih.nr_entries);
+		goto out;
+	}
+	for (i = 0; i < ih.nr_entries; i++) {
+		struct mtf_index_entry e;
+		struct mtf_block eb;
+
+		memcpy(&e, payload + sizeof(ih) + i * ih.entry_size, sizeof(e));
+		if (e.offset < sizeof(struct mtf_file_header) || e.offset >= ioff ||
+		    e.offset % 8) {
+			err = fail(r, -EBADMSG, "index at offset %llu: entry %llu "
+				   "points outside the file (%llu)",
+				   (unsigned long long)ioff, (unsigned long long)i,
+				   (unsigned long long)e.offset);
+			goto out;
+		}
+		if (e.type == MTF_BLOCK_CHUNK) {
+			if (e.cpu >= r->info.nr_cpus) {
+				err = fail(r, -EBADMSG, "index at offset %llu: "
+					   "entry %llu has cpu %u",
+					   (unsigned long long)ioff,
+					   (unsigned long long)i, e.cpu);
+				goto out;
+			}
+			/* The chunk itself is checked when it is read. */
+			memset(&eb, 0, sizeof(eb));
+			eb.cpu = e.cpu;
+			eb.nr_records = e.nr_records;
+			eb.first_ns = e.first_ns;
+			eb.last_ns = e.last_ns;
+			err = add_chunk(r, &eb, e.offset);
+		} else if (e.type == MTF_BLOCK_META) {
+			err = read_block(r, e.offset, &eb, &torn);
+			if (!err && eb.type != MTF_BLOCK_META)
+				err = fail(r, -EBADMSG, "index entry %llu: block "
+					   "at offset %llu is not metadata",
+					   (unsigned long long)i,
+					   (unsigned long long)e.offset);
+			if (!err)
+				err = read_meta(r, &eb, e.offset);
+		}
+		if (err)
+			goto out;
+	}
+	*have = true;
+out:
+	free(payload);
+	return err;
+}
+
+/* No index: walk the blocks from the start until the file ends or breaks. */
+static int scan(struct memmon_trace_reader *r, __u64 off)
+{
+	struct mtf_block b;
+	bool torn;
+	int err;
+
+	r->info.truncated = true;
+	while (off < r->info.file_size) {
+		err = read_block(r, off, &b, &torn);
+		if (err == -EBADMSG) {
+			/* A torn or garbled tail: what a crash leaves. */
+			r->info.truncated_at = off;
+			return 0;
+		}
+		if (err)
+			return err;
+		if (b.type == MTF_BLOCK_CHUNK)
+			err = add_chunk(r, &b, off);
+		else if (b.type == MTF_BLOCK_META)
+			err = read_meta(r, &b, off);
+		if (err == -EBADMSG) {
+			r->info.truncated_at = off;
+			return 0;
+		}
+		if (err)
+			return err;
+		off = block_end(&b, off);
+	}
+	r->info.truncated_at = off < r->info.file_size ? off : r->info.file_size;
+	return 0;
+}
+
+static int read_header(struct memmon_trace_reader *r)
+{
+	__u8 raw[MTF_HEADER_MAX];
+	struct mtf_file_header h;
+	__u32 want;
+	int err;
+
+	if (r->info.file_size < sizeof(h))
+		return fail(r, -EBADMSG, "file header cut short at offset %llu "
+			    "(%zu bytes needed)",
+			    (unsigned long long)r->info.file_size, sizeof(h));
+	err = read_at(r, &h, sizeof(h), 0);
+	if (err)
+		return err;
+	if (memcmp(h.magic, MTF_MAGIC, sizeof(h.magic)))
+		return fail(r, -EBADMSG, "not a memmon trace file (bad magic at "
+			    "offset 0)");
+	if (h.version_major != MTF_VERSION_MAJOR)
+		return fail(r, -EPROTONOSUPPORT, "trace format version %u.%u is "
+			    "not supported (this reader: %u.x)", h.version_major,
+			    h.version_minor, MTF_VERSION_MAJOR);
+	if (h.header_size < sizeof(h) || h.header_size > MTF_HEADER_MAX ||
+	    h.header_size % 8 || h.header_size > r->info.file_size)
+		return fail(r, -EBADMSG, "file header at offset 0: bad header "
+			    "size %u", h.header_size);
+	err = read_at(r, raw, h.header_size, 0);
+	if (err)
+		return err;
+	want = h.header_crc;
+	memset(raw + offsetof(struct mtf_file_header, header_crc), 0, 4);
+	if (crc(raw, h.header_size) != want)
+		return fail(r, -EBADMSG, "file header at offset 0: checksum "
+			    "mismatch");
+	if (!h.nr_cpus || h.nr_cpus > 65536)
+		return fail(r, -EBADMSG, "file header at offset 0: bad CPU count "
+			    "%u", h.nr_cpus);
+	r->info.version_major = h.version_major;
+	r->info.version_minor = h.version_minor;
+	r->info.nr_cpus = h.nr_cpus;
+	r->info.clock = h.clock;
+	r->info.realtime_offset_ns = h.realtime_offset_ns;
+	return (int)h.header_size;
+}
+
+struct memmon_trace_reader *
+memmon_trace_reader__open(const char *path,
+			  const struct memmon_trace_reader_opts *opts)
+{
+	struct memmon_trace_reader *r;
+	struct stat st;
+	bool have;
+	int err, hsize;
+
+	if (!path || !OPTS_VALID(opts, memmon_trace_reader_opts))
+		return libmm_err_ptr(-EINVAL);
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return libmm_err_ptr(-ENOMEM);
+	r->fd = -1;
+	r->page = sysconf(_SC_PAGESIZE);
+	r->info.first_ns = UINT64_MAX;
+	r->meta = json_object();
+	if (!r->meta) {
+		err = fail(r, -ENOMEM, "out of memory");
+		goto err_out;
+	}
+	r->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (r->fd < 0) {
+		err = fail(r, -errno, "%s", strerror(errno));
+		goto err_out;
+	}
+	if (fstat(r->fd, &st) < 0) {
+		err = fail(r, -errno, "%s", strerror(errno));
+		goto err_out;
+	}
+	r->info.file_size = (__u64)st.st_size;
+	hsize = read_header(r);
+	if (hsize < 0) {
+		err = hsize;
+		goto err_out;
+	}
+	r->src = calloc(r->info.nr_cpus, sizeof(*r->src));
+	if (!r->src) {
+		err = fail(r, -ENOMEM, "out of memory");
+		goto err_out;
+	}
+	err = load_index(r, &have);
+	if (err)
+		goto err_out;
+	r->info.has_index = have;
+	if (!have) {
+		err = scan(r, (__u64)hsize);
+		if (err)
+			goto err_out;
+	}
+	if (r->info.first_ns == UINT64_MAX)
+		r->info.first_ns = 0;
+	err = mm_heap_init(&r->heap, r->info.nr_cpus);
+	if (err) {
+		fail(r, err, "out of memory");
+		goto err_out;
+	}
+	r->meta_text = json_dumps(r->meta, JSON_COMPACT);
+	if (!r->meta_text) {
+		err = fail(r, -ENOMEM, "out of memory");
+		goto err_out;
+	}
+	r->errmsg[0] = '\0';
+	return r;
+
+err_out:
+	if (OPTS_GET(opts, errbuf, NULL) && OPTS_GET(opts, errbuf_size, 0))
+		snprintf(opts->errbuf, opts->errbuf_size, "%s: %s", path, r->errmsg);
+	memmon_trace_reader__close(r);
+	return libmm_err_ptr(err);
+}
+
+static void src_unload(struct memmon_trace_reader *r, struct src *s)
+{
+	if (s->map) {
+		munmap(s->map, s->map_len);
+		/* Drop the page cache behind us: flat memory on big files. */
+		posix_fadvise(r->fd, (off_t)s->map_off, (off_t)s->map_len,
+			      POSIX_FADV_DONTNEED);
+		s->map = NULL;
+	}
+	s->data = NULL;
+	s->len = s->pos = 0;
+}
+
+/* Map (and check, and maybe decompress) chunk number s->next. */
+static int src_load(struct memmon_trace_reader *r, struct src *s, unsigned int cpu)
+{
+	__u64 off = s->chunks[s->next++], start, end;
+	const __u8 *payload;
+	struct mtf_block b;
+	bool torn;
+	int err;
+
+	err = read_block(r, off, &b, &torn);
+	if (err)
+		return err;
+	if (b.type != MTF_BLOCK_CHUNK || b.cpu != cpu)
+		return fail(r, -EBADMSG, "block at offset %llu: not a chunk of "
+			    "cpu %u as the index says", (unsigned long long)off, cpu);
+	start = off & ~((__u64)r->page - 1);
+	end = off + b.header_size + b.payload_size;
+	s->map_len = (size_t)(end - start);
+	s->map_off = start;
+	s->map = mmap(NULL, s->map_len, PROT_READ, MAP_PRIVATE, r->fd, (off_t)start);
+	if (s->map == MAP_FAILED) {
+		s->map = NULL;
+		return fail(r, -errno, "chunk at offset %llu: mmap: %s",
+			    (unsigned long long)off, strerror(errno));
+	}
+	madvise(s->map, s->map_len, MADV_SEQUENTIAL);
+	payload = (const __u8 *)s->map + (off - start) + b.header_size;
+	if (crc(payload, b.payload_size) != b.payload_crc) {
+		src_unload(r, s);
+		return fail(r, -EBADMSG, "chunk at offset %llu (cpu %u): checksum "
+			    "mismatch", (unsigned long long)off, cpu);
+	}
+	s->chunk_off = off;
+	s->compressed = b.compression == MTF_COMP_ZSTD;
+	if (s->compressed) {
+		size_t n;
+
+		if (b.raw_size > s->zcap) {
+			void *nb = realloc(s->zbuf, b.raw_size);
+
+			if (!nb) {
+				src_unload(r, s);
+				return fail(r, -ENOMEM, "out of memory");
+			}
+			s->zbuf = nb;
+			s->zcap = b.raw_size;
+		}
+		n = ZSTD_decompress(s->zbuf, s->zcap, payload, b.payload_size);
+		src_unload(r, s);
+		if (ZSTD_isError(n) || n != b.raw_size)
+			return fail(r, -EBADMSG, "chunk at offset %llu (cpu %u): "
+				    "zstd: %s", (unsigned long long)off, cpu,
+				    ZSTD_isError(n) ? ZSTD_getErrorName(n) :
+				    "wrong size");
+		s->data = s->zbuf;
+	} else {
+		s->data = payload;
+	}
+	s->len = b.raw_size;
+	s->pos = 0;
+	return 0;
+}
+
+/* The next record of cpu's stream into the heap (or the source is done). */
+static int src_push(struct memmon_trace_reader *r, unsigned int cpu, bool replace)
+{
+	struct src *s = &r->src[cpu];
+	const struct memmon_rec_header *h;
+	struct mm_heap_node n;
+	int err;
+
+	while (s->pos >= s->len) {
+		src_unload(r, s);
+		if (s->next >= s->nr) {
+			if (replace)
+				mm_heap_pop(&r->heap);
+			return 0;
+		}
+		err = src_load(r, s, cpu);
+		if (err)
+			return err;
+	}
+	h = (const void *)(s->data + s->pos);
+	if (s->len - s->pos < sizeof(*h) || h->size < sizeof(*h) ||
+	    h->size % MEMMON_REC_ALIGN || h->size > s->len - s->pos)
+		return fail(r, -EBADMSG, "chunk at offset %llu (cpu %u): record "
+			    "at byte %llu of its %s data has a bad size",
+			    (unsigned long long)s->chunk_off, cpu,
+			    (unsigned long long)s->pos,
+			    s->compressed ? "decompressed" : "");
+	n.time = h->time_ns;
+	n.pos = s->pos;
+	n.src = cpu;
+	n.size = h->size;
+	if (replace)
+		mm_heap_replace_top(&r->heap, &n);
+	else
+		mm_heap_push(&r->heap, &n);
+	return 0;
+}
+
+long memmon_trace_reader__for_each(struct memmon_trace_reader *r,
+				   memmon_record_fn fn, void *ctx)
+{
+	const struct mm_heap_node *top;
+	long cnt = 0;
+	unsigned int c;
+	int err = 0, ret;
+
+	if (!r || !fn)
+		return libmm_err(-EINVAL);
+	r->errmsg[0] = '\0';
+	r->heap.nr = 0;
+	for (c = 0; c < r->info.nr_cpus; c++) {
+		src_unload(r, &r->src[c]);
+		r->src[c].next = 0;
+	}
+	for (c = 0; c < r->info.nr_cpus && !err; c++)
+		err = src_push(r, c, false);
+	while (!err && (top = mm_heap_top(&r->heap))) {
+		struct src *s = &r->src[top->src];
+
+		ret = fn(ctx, (const void *)(s->data + top->pos));
+		cnt++;
+		s->pos = top->pos + top->size;
+		if (ret < 0) {
+			err = ret;
+			fail(r, ret, "stopped by the callback: %s", strerror(-ret));
+			break;
+		}
+		if (ret > 0)
+			break;
+		err = src_push(r, top->src, true);
+	}
+	for (c = 0; c < r->info.nr_cpus; c++)
+		src_unload(r, &r->src[c]);
+	if (err)
+		return libmm_err(err);
+	return cnt;
+}
+
+void memmon_trace_reader__close(struct memmon_trace_reader *r)
+{
+	unsigned int c;
+
+	if (!r)
+		return;
+	for (c = 0; r->src && c < r->info.nr_cpus; c++) {
+		src_unload(r, &r->src[c]);
+		free(r->src[c].chunks);
+		free(r->src[c].zbuf);
+	}
+	free(r->src);
+	mm_heap_fini(&r->heap);
+	json_decref(r->meta);
+	free(r->meta_text);
+	if (r->fd >= 0)
+		close(r->fd);
+	free(r);
+}
+
+const struct memmon_trace_info *
+memmon_trace_reader__info(const struct memmon_trace_reader *r)
+{
+	return r ? &r->info : libmm_err_ptr(-EINVAL);
+}
+
+const char *memmon_trace_reader__meta(const struct memmon_trace_reader *r)
+{
+	return r && r->meta_text ? r->meta_text : "{}";
+}
+
+const char *memmon_trace_reader__errmsg(const struct memmon_trace_reader *r)
+{
+	return r ? r->errmsg : "";
+}
