@@ -1,9 +1,573 @@
 // SPDX-License-Identifier: GPL-2.0
+/*
+ * memmon record: the watched processes' events into a trace file.
+ *
+ * It must keep up with the producers, so the work is split:
+ *
+ *   CPU c ring --> reader thread c (pinned to c) --+
+ *                  peek, copy whole records into    |  wfcqueue of
+ *                  a chunk buffer, release ([D]),   +--> filled chunks --> writer
+ *                  note FORK/EXIT in the proctab    |   (wait-free         thread:
+ *   CPU d ring --> reader thread d ----------------+    enqueue)          add_chunk()
+ *
+ *   main thread: progress line, child/live-process checks, Ctrl-C.
+ *
+ * Readers never block on the writer (enqueue is wait-free) nor on each
+ * other; the writer is the only dequeuer, as __cds_wfcq_dequeue_blocking()
+ * requires. On stop (processes gone, or a signal) the readers drain their
+ * rings once more, the writer empties the queue, then the end metadata,
+ * the index and the trailer are written: Ctrl-C leaves a complete file.
+ */
+#define _LGPL_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <jansson.h>
+#include <urcu/uatomic.h>
+#include <urcu/wfcqueue.h>
+#include <memmon/trace.h>
 #include "builtin.h"
+
+#define CHUNK_MAX	(1U << 20)	/* bytes per chunk, at most */
+#define CHUNK_FLUSH	(256U << 10)	/* hand over once this full... */
+#define CHUNK_AGE_NS	(500ULL * 1000 * 1000)	/* ...or this old */
+
+struct chunk {
+	struct cds_wfcq_node node;
+	unsigned int cpu;
+	size_t len;
+	__u8 data[];
+};
+
+struct record;
+
+struct reader {
+	struct record *rec;
+	unsigned int cpu;
+	pthread_t thread;
+	bool started;
+	struct chunk *cur;
+	__u64 cur_since;
+	unsigned long records;	/* uatomic: copied so far */
+	int err;
+};
+
+struct record {
+	const char *cmd;
+	struct memmon_session *s;
+	struct memmon_trace_writer *w;
+	struct proctab *pt;
+	struct memmon_paths *paths;
+	unsigned int nr_cpus;
+	struct reader *readers;
+	struct cds_wfcq_head qhead;
+	struct cds_wfcq_tail qtail;
+	int wake_fd;			/* eventfd: readers -> writer */
+	int stop_readers;		/* uatomic */
+	int stop_writer;		/* uatomic */
+	pthread_t writer;
+	int writer_err;
+	unsigned long long events;	/* written, LOST records excluded */
+};
+
+static const char record_usage[] =
+"usage: memmon record [-p PID[,PID...]] [-f] [-e EVENTS] [-m RING_SIZE]\n"
+"                     [-o FILE] [-z] [-- CMD [ARGS...]]\n"
+"\n"
+"  -p, --pid PIDS      watch these processes (comma-separated)\n"
+"  -f, --follow        follow children (fork/clone), recursively\n"
+"  -e, --events LIST   what to record (default: all)\n"
+"  -m, --ring-size N   per-CPU ring bytes, a power of two (e.g. 4M)\n"
+"  -o, --output FILE   the trace file (default: memmon.trace)\n"
+"  -z, --compress      zstd-compress the chunks\n"
+"  -- CMD              run CMD under the watch from its first instruction\n"
+"\n"
+"Stops when the watched processes have exited, or on Ctrl-C; either way\n"
+"the file is complete. Read it with 'memmon report FILE'.\n";
+
+static __u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
+}
+
+static void wake_writer(struct record *r)
+{
+	eventfd_write(r->wake_fd, 1);
+}
+
+static void hand_over(struct reader *rd)
+{
+	struct chunk *c = rd->cur;
+
+	if (!c || !c->len)
+		return;
+	rd->cur = NULL;
+	cds_wfcq_node_init(&c->node);
+	cds_wfcq_enqueue(&rd->rec->qhead, &rd->rec->qtail, &c->node);
+	wake_writer(rd->rec);
+}
+
+/* Copy what the ring holds into the current chunk. Returns bytes copied. */
+static ssize_t drain_once(struct reader *rd)
+{
+	struct record *r = rd->rec;
+	const void *p;
+	ssize_t len;
+	size_t off;
+
+	if (!rd->cur) {
+		rd->cur = malloc(sizeof(*rd->cur) + CHUNK_MAX);
+		if (!rd->cur)
+			return -ENOMEM;
+		rd->cur->cpu = rd->cpu;
+		rd->cur->len = 0;
+		rd->cur_since = now_ns();
+	}
+	len = memmon_session__peek_cpu(r->s, rd->cpu, CHUNK_MAX - rd->cur->len, &p);
+	if (len == -ENOBUFS) {		/* no room for the next record */
+		hand_over(rd);
+		return 1;
+	}
+	if (len <= 0)
+		return len;
+	memcpy(rd->cur->data + rd->cur->len, p, (size_t)len);
+	memmon_session__release_cpu(r->s, rd->cpu, (size_t)len);
+	/* Lifecycle bookkeeping on our copy. */
+	for (off = 0; off < (size_t)len;) {
+		const struct memmon_rec_header *h =
+			(const void *)(rd->cur->data + rd->cur->len + off);
+
+		if (h->type == MEMMON_REC_FORK || h->type == MEMMON_REC_EXIT)
+			proctab_on_record(r->pt, h);
+		uatomic_inc(&rd->records);
+		off += h->size;
+	}
+	rd->cur->len += (size_t)len;
+	return len;
+}
+
+static void *reader_main(void *arg)
+{
+	struct reader *rd = arg;
+	struct record *r = rd->rec;
+	struct pollfd pfd = { .fd = memmon_session__fd(r->s), .events = POLLIN };
+	cpu_set_t set;
+	ssize_t n;
+	bool stopping = false;
+
+	/* On its CPU, a reader shares that CPU's cache with the producer. */
+	CPU_ZERO(&set);
+	CPU_SET(rd->cpu, &set);
+	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	proctab_thread_online();
+	for (;;) {
+		stopping = uatomic_read(&r->stop_readers);
+		n = drain_once(rd);
+		if (n < 0) {
+			rd->err = (int)n;
+			break;
+		}
+		if (rd->cur && (rd->cur->len >= CHUNK_FLUSH ||
+				(rd->cur->len && now_ns() - rd->cur_since > CHUNK_AGE_NS)))
+			hand_over(rd);
+		if (n > 0)
+			continue;
+		/* Empty, and the stop was seen before this last look: done. */
+		if (stopping)
+			break;
+		if (poll(&pfd, 1, 100) > 0)
+			usleep(1000);	/* maybe another CPU's data: don't spin */
+	}
+	hand_over(rd);
+	free(rd->cur);
+	rd->cur = NULL;
+	proctab_thread_offline();
+	return NULL;
+}
+
+static void note_chunk(struct record *r, const struct chunk *c)
+{
+	size_t off;
+
+	for (off = 0; off < c->len;) {
+		const struct memmon_rec_header *h = (const void *)(c->data + off);
+
+		if (h->type == MEMMON_REC_PATH)
+			memmon_paths__add_rec(r->paths, h);
+		if (h->type != MEMMON_REC_LOST)
+			r->events++;
+		off += h->size;
+	}
+}
+
+static void *writer_main(void *arg)
+{
+	struct record *r = arg;
+	struct cds_wfcq_node *n;
+	struct pollfd pfd = { .fd = r->wake_fd, .events = POLLIN };
+	eventfd_t v;
+	bool done;
+
+	for (;;) {
+		done = uatomic_read(&r->stop_writer);
+		while ((n = __cds_wfcq_dequeue_blocking(&r->qhead, &r->qtail))) {
+			struct chunk *c = caa_container_of(n, struct chunk, node);
+
+			if (!r->writer_err) {
+				int err = memmon_trace_writer__add_chunk(r->w, c->cpu,
+									 c->data, c->len);
+				if (err)
+					r->writer_err = err;
+				else
+					note_chunk(r, c);
+			}
+			free(c);
+		}
+		if (done)
+			break;
+		if (poll(&pfd, 1, 200) > 0)
+			eventfd_read(r->wake_fd, &v);
+	}
+	return NULL;
+}
+
+static char *start_meta(struct target *t, int argc, char **argv, __u64 ring_size,
+			unsigned int nr_cpus)
+{
+	json_t *m = json_object(), *a = json_array(), *p = json_array();
+	struct utsname u;
+	char *s;
+	int i;
+
+	for (i = 0; i < argc; i++)
+		json_array_append_new(a, json_string(argv[i]));
+	for (i = 0; i < t->nr_pids; i++)
+		json_array_append_new(p, json_integer(t->pids[i]));
+	if (t->child > 0)
+		json_array_append_new(p, json_integer(t->child));
+	json_object_set_new(m, "memmon_argv", a);
+	json_object_set_new(m, "pids", p);
+	json_object_set_new(m, "follow_children", json_boolean(t->follow));
+	if (!uname(&u)) {
+		json_object_set_new(m, "kernel_release", json_string(u.release));
+		json_object_set_new(m, "hostname", json_string(u.nodename));
+		json_object_set_new(m, "machine", json_string(u.machine));
+	}
+	json_object_set_new(m, "nr_cpus", json_integer(nr_cpus));
+	json_object_set_new(m, "clock", json_string("monotonic"));
+	json_object_set_new(m, "ring_size", json_integer((json_int_t)ring_size));
+	json_object_set_new(m, "start_ns", json_integer((json_int_t)now_ns()));
+	s = json_dumps(m, JSON_COMPACT);
+	json_decref(m);
+	return s;
+}
+
+static int path_to_json(void *ctx, __u64 dev, __u64 ino, const char *path)
+{
+	json_t *e = json_object();
+
+	json_object_set_new(e, "dev", json_integer((json_int_t)dev));
+	json_object_set_new(e, "ino", json_integer((json_int_t)ino));
+	json_object_set_new(e, "path", json_string(path));
+	json_array_append_new(ctx, e);
+	return 0;
+}
+
+/* Lost counts per CPU: GET_STATS, or the ring pages if that fails. */
+static void end_meta(struct record *r, bool interrupted, unsigned long long *lost_total,
+		     char **text)
+{
+	struct memmon_cpu_stats *st = calloc(r->nr_cpus, sizeof(*st));
+	json_t *m = json_object(), *arr = json_array(), *paths = json_array();
+	unsigned int c;
+	int got = -1;
+
+	*lost_total = 0;
+	if (st)
+		got = memmon_session__stats(r->s, st, r->nr_cpus);
+	for (c = 0; st && c < r->nr_cpus; c++) {
+		json_t *e = json_object();
+
+		if (got < 0)
+			memmon_session__ring_stats(r->s, c, &st[c], NULL);
+		json_object_set_new(e, "produced", json_integer((json_int_t)st[c].produced));
+		json_object_set_new(e, "delivered", json_integer((json_int_t)st[c].delivered));
+		json_object_set_new(e, "lost", json_integer((json_int_t)st[c].lost));
+		json_object_set_new(e, "bytes", json_integer((json_int_t)st[c].bytes));
+		json_array_append_new(arr, e);
+		*lost_total += st[c].lost;
+	}
+	memmon_paths__for_each(r->paths, path_to_json, paths);
+	json_object_set_new(m, "cpu_stats", arr);
+	json_object_set_new(m, "paths", paths);
+	json_object_set_new(m, "end_ns", json_integer((json_int_t)now_ns()));
+	json_object_set_new(m, "events", json_integer((json_int_t)r->events));
+	json_object_set_new(m, "interrupted", json_boolean(interrupted));
+	*text = json_dumps(m, JSON_COMPACT);
+	json_decref(m);
+	if (*lost_total) {
+		fprintf(stderr, "memmon record: LOST %llu events:", *lost_total);
+		for (c = 0; c < r->nr_cpus; c++)
+			if (st[c].lost)
+				fprintf(stderr, " cpu%u=%llu", c,
+					(unsigned long long)st[c].lost);
+		fprintf(stderr, "\nmemmon record: the rings overflowed; use a "
+			"bigger -m (now %llu bytes per CPU)\n",
+			(unsigned long long)memmon_session__info(r->s)->ring_size);
+	}
+	free(st);
+}
+
+static void progress(struct record *r, bool tty)
+{
+	unsigned long long ev = 0, lost = 0;
+	struct memmon_cpu_stats st;
+	unsigned int c;
+
+	if (!tty)
+		return;
+	for (c = 0; c < r->nr_cpus; c++) {
+		ev += uatomic_read(&r->readers[c].records);
+		if (!memmon_session__ring_stats(r->s, c, &st, NULL))
+			lost += st.lost;
+	}
+	fprintf(stderr, "\rmemmon record: %llu events, %.1f MB, %llu lost   ",
+		ev, memmon_trace_writer__bytes(r->w) / 1e6, lost);
+}
+
+static __s64 realtime_offset(void)
+{
+	struct timespec re, mo;
+
+	clock_gettime(CLOCK_REALTIME, &re);
+	clock_gettime(CLOCK_MONOTONIC, &mo);
+	return ((__s64)re.tv_sec - mo.tv_sec) * 1000000000LL +
+	       ((__s64)re.tv_nsec - mo.tv_nsec);
+}
 
 int cmd_record(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	return tool_err("record", "not implemented yet");
+	static const struct option longopts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "follow", no_argument, NULL, 'f' },
+		{ "events", required_argument, NULL, 'e' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "ring-size", required_argument, NULL, 'm' },
+		{ "compress", no_argument, NULL, 'z' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *cmd = "record", *output = "memmon.trace";
+	struct target t = { .go_fd = -1 };
+	struct record r = { .cmd = cmd, .wake_fd = -1 };
+	__u64 ring_size = 0;
+	int opt, ret = 1, status = 0, level = 0, err;
+	unsigned int c;
+	bool child_done = false, tty = isatty(2), writer_started = false;
+	unsigned long long lost = 0;
+	char *meta = NULL;
+	sigset_t block, old;
+	time_t last_reap = 0;
+
+	t.ev_mask = (1ULL << MEMMON_EV__COUNT) - 1;
+	t.ev_syscalls = (1ULL << MEMMON_SYS__COUNT) - 1;
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "+p:fe:o:m:zh", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'p':
+			ret = target_add_pids(cmd, &t, optarg);
+			if (ret)
+				goto out_target;
+			break;
+		case 'f':
+			t.follow = true;
+			break;
+		case 'e':
+			ret = tool_parse_events(cmd, optarg, &t.ev_mask, &t.ev_syscalls);
+			if (ret)
+				goto out_target;
+			break;
+		case 'o':
+			output = optarg;
+			break;
+		case 'z':
+			level = 3;
+			break;
+		case 'm':
+			if (tool_parse_size(optarg, &ring_size) ||
+			    !ring_size || (ring_size & (ring_size - 1))) {
+				ret = tool_usage_err(cmd, "bad ring size '%s': a "
+					"power of two in bytes, e.g. 1M, 4M", optarg);
+				goto out_target;
+			}
+			break;
+		case 'h':
+			fputs(record_usage, stdout);
+			ret = tool_close_stdout(cmd);
+			goto out_target;
+		default:
+			ret = tool_usage_err(cmd, "unknown or incomplete option '%s'",
+					     argv[optind - 1]);
+			goto out_target;
+		}
+	}
+	if (optind < argc)
+		t.cmd_argv = &argv[optind];
+	if (!t.cmd_argv && !t.nr_pids) {
+		ret = tool_usage_err(cmd, "nothing to record: give -p PID or -- CMD");
+		goto out_target;
+	}
+	ret = 1;
+	r.pt = proctab_new(t.follow);
+	r.paths = memmon_paths__new();
+	r.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (!r.pt || !r.paths || r.wake_fd < 0) {
+		tool_err(cmd, "out of memory");
+		goto out_free;
+	}
+	proctab_thread_online();
+	r.s = tool_open_session(cmd, ring_size);
+	if (!r.s)
+		goto out_offline;
+	r.nr_cpus = memmon_session__nr_cpus(r.s);
+	{
+		LIBMEMMON_OPTS(memmon_trace_writer_opts, wo, .nr_cpus = r.nr_cpus,
+			       .compress_level = level,
+			       .realtime_offset_ns = realtime_offset());
+
+		r.w = memmon_trace_writer__open(output, &wo);
+	}
+	if (!r.w) {
+		tool_err(cmd, "%s: %s", output, strerror(errno));
+		goto out_session;
+	}
+	if (t.cmd_argv && target_spawn(cmd, &t))
+		goto out_writer;
+	tool_catch_signals();
+	ret = target_start(cmd, &t, r.s);
+	if (ret) {
+		target_abort(&t);
+		goto out_writer;
+	}
+	ret = 1;
+	meta = start_meta(&t, argc, argv, memmon_session__info(r.s)->ring_size,
+			  r.nr_cpus);
+	if (!meta || memmon_trace_writer__add_meta(r.w, meta) < 0) {
+		tool_err(cmd, "%s: writing metadata: %s", output, strerror(errno));
+		goto out_disable;
+	}
+	free(meta);
+	meta = NULL;
+	if (t.child > 0)
+		proctab_add(r.pt, t.child);
+	for (c = 0; c < (unsigned int)t.nr_pids; c++)
+		proctab_add(r.pt, t.pids[c]);
+
+	/* Threads: signals go to the main thread only. */
+	cds_wfcq_init(&r.qhead, &r.qtail);
+	r.readers = calloc(r.nr_cpus, sizeof(*r.readers));
+	if (!r.readers) {
+		tool_err(cmd, "out of memory");
+		goto out_disable;
+	}
+	sigfillset(&block);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	err = pthread_create(&r.writer, NULL, writer_main, &r);
+	writer_started = !err;
+	for (c = 0; !err && c < r.nr_cpus; c++) {
+		r.readers[c].rec = &r;
+		r.readers[c].cpu = c;
+		err = pthread_create(&r.readers[c].thread, NULL, reader_main,
+				     &r.readers[c]);
+		r.readers[c].started = !err;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err)
+		tool_err(cmd, "cannot start threads: %s", strerror(err));
+
+	while (!err && !tool_stop) {
+		struct timespec ts = { 0, 200 * 1000 * 1000 };
+
+		nanosleep(&ts, NULL);
+		progress(&r, tty);
+		if (t.child > 0 && !child_done &&
+		    waitpid(t.child, &status, WNOHANG) == t.child) {
+			child_done = true;
+			proctab_exited(r.pt, t.child);
+		}
+		if (time(NULL) != last_reap) {
+			last_reap = time(NULL);
+			proctab_reap_gone(r.pt, child_done ? 0 : t.child);
+		}
+		if (proctab_live(r.pt) == 0 || r.writer_err)
+			break;
+	}
+	/* Readers drain once more, then the writer empties the queue. */
+	uatomic_set(&r.stop_readers, 1);
+	for (c = 0; c < r.nr_cpus; c++)
+		if (r.readers[c].started)
+			pthread_join(r.readers[c].thread, NULL);
+	uatomic_set(&r.stop_writer, 1);
+	wake_writer(&r);
+	if (writer_started)
+		pthread_join(r.writer, NULL);
+	if (tty)
+		fprintf(stderr, "\n");
+	ret = 0;
+	for (c = 0; c < r.nr_cpus; c++)
+		if (r.readers[c].err) {
+			ret = tool_err(cmd, "reading cpu %u: %s", c,
+				       strerror(-r.readers[c].err));
+			break;
+		}
+	if (r.writer_err)
+		ret = tool_err(cmd, "%s: %s", output, strerror(-r.writer_err));
+	if (err)
+		ret = 1;
+out_disable:
+	memmon_session__disable(r.s);
+	end_meta(&r, tool_stop, &lost, &meta);
+	if (meta)
+		memmon_trace_writer__add_meta(r.w, meta);
+	if (t.child > 0 && !child_done) {
+		if (tool_stop)
+			kill(t.child, SIGTERM);
+		waitpid(t.child, &status, 0);
+	}
+out_writer:
+	if (memmon_trace_writer__close(r.w) < 0 && r.w)
+		ret = tool_err(cmd, "%s: %s", output, strerror(errno));
+	else if (!ret)
+		fprintf(stderr, "memmon record: %llu events written to %s%s\n",
+			r.events, output, tool_stop ? " (interrupted)" : "");
+	r.w = NULL;
+out_session:
+	memmon_session__close(r.s);
+out_offline:
+	free(r.readers);
+	free(meta);
+	proctab_free(r.pt);
+	r.pt = NULL;
+	proctab_thread_offline();
+out_free:
+	proctab_free(r.pt);
+	memmon_paths__free(r.paths);
+	if (r.wake_fd >= 0)
+		close(r.wake_fd);
+out_target:
+	target_free(&t);
+	return ret;
 }

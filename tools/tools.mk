@@ -19,7 +19,7 @@ TOOLS_SRCS	:= $(filter-out tools/main.c,$(wildcard tools/*.c))
 TOOLS_OBJS	:= $(patsubst tools/%.c,$(B)/bin/obj/%.o,$(TOOLS_SRCS) tools/main.c)
 TOOLS_CFLAGS	:= $(filter-out -std=%,$(USER_CFLAGS)) -std=gnu11 -D_GNU_SOURCE \
 		   -I uapi -I libmemmon/include -I tools
-TOOLS_LIBS	:= -lurcu-cds -lurcu -lpthread
+TOOLS_LIBS	:= -lurcu-cds -lurcu -lurcu-common -lpthread
 
 .PHONY: tools tools-install tools-uninstall
 
