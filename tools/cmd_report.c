@@ -1,9 +1,860 @@
 // SPDX-License-Identifier: GPL-2.0
+/*
+ * memmon report FILE: per process, what it did to its address space.
+ *
+ * The trace is read in time order (merged across CPUs) in one streaming
+ * pass; what is kept is per process and per mapped region, never per
+ * record, so a multi-GB trace is summarised in flat memory.
+ *
+ * The address-space model only knows what the trace shows: mappings made
+ * before tracing began are invisible, so "peak virtual size (tracked)" is
+ * of the traced mappings, and the kernel's own peak_vm/peak_rss at exit is
+ * shown next to it when the process exited during the trace.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <jansson.h>
+#include <memmon/trace.h>
 #include "builtin.h"
+
+#define HOT_REGIONS	10
+#define LEAKS_SHOWN	20
+#define LAT_BUCKETS	64
+
+struct region {
+	__u64 start, end;
+	__u32 prot;
+	__u32 flags;		/* mmap flags; 0 for brk */
+	bool file;
+	bool heap;		/* grown by brk */
+	__u64 dev, ino;
+	__u64 mapped_ns;
+	__u64 faults;
+	__u64 major;
+};
+
+struct proc {
+	__u32 tgid;
+	__u32 parent;
+	char *exe;
+	bool exited;
+	__u32 exit_code;
+	__u64 peak_rss_kernel, peak_vm_kernel;
+	__u64 first_ns, last_ns;
+	__u64 calls[MEMMON_SYS__COUNT];
+	__u64 failed[MEMMON_SYS__COUNT];
+	__u64 call_bytes[MEMMON_SYS__COUNT];
+	__u64 mapped, unmapped, locked, unlocked;
+	__u64 vm_now, vm_peak;
+	__u64 rss_peak;
+	__u64 faults[MEMMON_FCLASS_OTHER + 2][2];	/* [class][major] */
+	__u64 results[MEMMON_FRES_OTHER + 2];
+	__u64 lat[LAT_BUCKETS];
+	__u64 faults_total;
+	__u64 marks;
+	struct region *r;
+	size_t nr, cap;
+	struct region hot[HOT_REGIONS];	/* retired regions, most faults */
+	size_t nr_hot;
+	struct proc *next;
+};
+
+struct report {
+	const char *path;
+	struct proc *buckets[1024];
+	struct proc **list;
+	size_t nr_procs;
+	struct memmon_paths *paths;
+	__u64 *lost;			/* per CPU, from LOST records */
+	unsigned int nr_cpus;
+	__s64 rt_off;
+	int err;
+};
+
+static struct proc *proc_get(struct report *rp, __u32 tgid)
+{
+	struct proc **b = &rp->buckets[tgid % 1024], *p;
+	struct proc **nl;
+
+	for (p = *b; p; p = p->next)
+		if (p->tgid == tgid)
+			return p;
+	p = calloc(1, sizeof(*p));
+	nl = realloc(rp->list, (rp->nr_procs + 1) * sizeof(*nl));
+	if (!p || !nl) {
+		free(p);
+		if (nl)
+			rp->list = nl;
+		rp->err = -ENOMEM;
+		return NULL;
+	}
+	rp->list = nl;
+	rp->list[rp->nr_procs++] = p;
+	p->tgid = tgid;
+	p->next = *b;
+	*b = p;
+	return p;
+}
+
+static void retire_hot(struct proc *p, const struct region *r)
+{
+	size_t i, min = 0;
+
+	if (!r->faults)
+		return;
+	if (p->nr_hot < HOT_REGIONS) {
+		p->hot[p->nr_hot++] = *r;
+		return;
+	}
+	for (i = 1; i < HOT_REGIONS; i++)
+		if (p->hot[i].faults < p->hot[min].faults)
+			min = i;
+	if (r->faults > p->hot[min].faults)
+		p->hot[min] = *r;
+}
+
+static int reserve(struct proc *p, size_t extra)
+{
+	if (p->nr + extra > p->cap) {
+		size_t ncap = (p->cap ? p->cap * 2 : 16) + extra;
+		struct region *n = realloc(p->r, ncap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		p->r = n;
+		p->cap = ncap;
+	}
+	return 0;
+}
+
+/* First region with end > addr. */
+static size_t lower(const struct proc *p, __u64 addr)
+{
+	size_t lo = 0, hi = p->nr;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (p->r[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * Remove [start, end) from the map, keeping the parts of regions outside
+ * it; fully removed regions are retired (for the hot list). A region cut
+ * in the middle keeps its fault counts on its left part.
+ */
+static int carve(struct proc *p, __u64 start, __u64 end, bool retire)
+{
+	size_t i = lower(p, start), j;
+	struct region left, right;
+	bool has_left = false, has_right = false;
+	size_t n = 0;
+
+	if (start >= end)
+		return 0;
+	for (j = i; j < p->nr && p->r[j].start < end; j++) {
+		struct region *r = &p->r[j];
+		__u64 s = r->start > start ? r->start : start;
+		__u64 e = r->end < end ? r->end : end;
+
+		p->vm_now -= e - s;
+		if (r->start < start) {
+			left = *r;
+			left.end = start;
+			has_left = true;
+		}
+		if (r->end > end) {
+			right = *r;
+			right.start = end;
+			has_right = true;
+			/* One region cut in two: its counts stay on the left. */
+			if (r->start < start)
+				right.faults = right.major = 0;
+		}
+		if (retire && r->start >= start && r->end <= end)
+			retire_hot(p, r);
+	}
+	if (j == i)
+		return 0;
+	n = (size_t)has_left + (size_t)has_right;
+	if (reserve(p, n))
+		return -ENOMEM;
+	memmove(&p->r[i + n], &p->r[j], (p->nr - j) * sizeof(*p->r));
+	p->nr = p->nr - (j - i) + n;
+	if (has_left)
+		p->r[i++] = left;
+	if (has_right)
+		p->r[i] = right;
+	return 0;
+}
+
+static int map_region(struct proc *p, const struct region *nr)
+{
+	size_t i;
+
+	if (nr->start >= nr->end)
+		return 0;
+	if (carve(p, nr->start, nr->end, true) || reserve(p, 1))
+		return -ENOMEM;
+	i = lower(p, nr->start);
+	memmove(&p->r[i + 1], &p->r[i], (p->nr - i) * sizeof(*p->r));
+	p->r[i] = *nr;
+	p->nr++;
+	p->vm_now += nr->end - nr->start;
+	if (p->vm_now > p->vm_peak)
+		p->vm_peak = p->vm_now;
+	return 0;
+}
+
+static struct region *find(struct proc *p, __u64 addr)
+{
+	size_t i = lower(p, addr);
+
+	return i < p->nr && p->r[i].start <= addr ? &p->r[i] : NULL;
+}
+
+#define PAGE_ALIGN_UP(x) (((x) + 4095) & ~4095ULL)
+
+static void on_syscall(struct report *rp, struct proc *p,
+		       const struct memmon_rec_syscall *sc)
+{
+	const __u64 *a = sc->args;
+	bool ok = !(sc->ret < 0 && sc->ret >= -4095);
+	struct region nr;
+
+	if (sc->sys >= MEMMON_SYS__COUNT)
+		return;
+	p->calls[sc->sys]++;
+	if (!ok) {
+		p->failed[sc->sys]++;
+		return;
+	}
+	memset(&nr, 0, sizeof(nr));
+	nr.mapped_ns = sc->hdr.time_ns;
+	switch (sc->sys) {
+	case MEMMON_SYS_MMAP:
+	case MEMMON_SYS_MMAP2:
+	case MEMMON_SYS_OLD_MMAP:
+		nr.start = (__u64)sc->ret;
+		nr.end = nr.start + PAGE_ALIGN_UP(a[1]);
+		if (sc->sys == MEMMON_SYS_OLD_MMAP)
+			nr.end = nr.start;	/* args not in registers */
+		nr.prot = (__u32)a[2];
+		nr.flags = (__u32)a[3];
+		nr.file = sc->flags & MEMMON_SYSF_FILE;
+		nr.dev = sc->aux[0];
+		nr.ino = sc->aux[1];
+		p->call_bytes[sc->sys] += nr.end - nr.start;
+		p->mapped += nr.end - nr.start;
+		rp->err = map_region(p, &nr) ?: rp->err;
+		break;
+	case MEMMON_SYS_MUNMAP:
+		p->call_bytes[sc->sys] += PAGE_ALIGN_UP(a[1]);
+		p->unmapped += PAGE_ALIGN_UP(a[1]);
+		rp->err = carve(p, a[0], a[0] + PAGE_ALIGN_UP(a[1]), true) ?: rp->err;
+		break;
+	case MEMMON_SYS_MREMAP: {
+		struct region *old = find(p, a[0]);
+
+		if (old)
+			nr = *old;
+		else
+			nr.prot = 3;
+		nr.faults = nr.major = 0;
+		nr.start = (__u64)sc->ret;
+		nr.end = nr.start + PAGE_ALIGN_UP(a[2]);
+		nr.mapped_ns = sc->hdr.time_ns;
+		p->call_bytes[sc->sys] += PAGE_ALIGN_UP(a[2]);
+		if (!(a[3] & 0x4))	/* not MREMAP_DONTUNMAP */
+			rp->err = carve(p, a[0], a[0] + PAGE_ALIGN_UP(a[1]), false) ?: rp->err;
+		rp->err = map_region(p, &nr) ?: rp->err;
+		break;
+	}
+	case MEMMON_SYS_BRK:
+		if (sc->aux[1] > sc->aux[0]) {
+			nr.start = PAGE_ALIGN_UP(sc->aux[0]);
+			nr.end = PAGE_ALIGN_UP(sc->aux[1]);
+			nr.prot = 3;
+			nr.heap = true;
+			p->mapped += nr.end - nr.start;
+			p->call_bytes[sc->sys] += nr.end - nr.start;
+			rp->err = map_region(p, &nr) ?: rp->err;
+		} else if (sc->aux[1] < sc->aux[0]) {
+			__u64 s = PAGE_ALIGN_UP(sc->aux[1]), e = PAGE_ALIGN_UP(sc->aux[0]);
+
+			p->unmapped += e - s;
+			p->call_bytes[sc->sys] += e - s;
+			rp->err = carve(p, s, e, true) ?: rp->err;
+		}
+		break;
+	case MEMMON_SYS_MLOCK:
+	case MEMMON_SYS_MLOCK2:
+		p->locked += a[1];
+		p->call_bytes[sc->sys] += a[1];
+		break;
+	case MEMMON_SYS_MUNLOCK:
+		p->unlocked += a[1];
+		p->call_bytes[sc->sys] += a[1];
+		break;
+	case MEMMON_SYS_MPROTECT: {
+		size_t i;
+
+		p->call_bytes[sc->sys] += a[1];
+		/* Only whole regions change prot here: good enough for the
+		 * leak list, which shows the prot regions had at the end.
+		 */
+		for (i = lower(p, a[0]); i < p->nr && p->r[i].start < a[0] + a[1]; i++)
+			p->r[i].prot = (__u32)a[2];
+		break;
+	}
+	case MEMMON_SYS_MADVISE:
+		p->call_bytes[sc->sys] += a[1];
+		break;
+	default:
+		break;
+	}
+}
+
+static unsigned int log2_bucket(__u64 v)
+{
+	return v ? 63 - (unsigned int)__builtin_clzll(v) : 0;
+}
+
+static void on_fault(struct proc *p, const struct memmon_rec_fault *f)
+{
+	unsigned int cls = f->fclass <= MEMMON_FCLASS_OTHER ? f->fclass :
+			   MEMMON_FCLASS_OTHER + 1;
+	bool major = f->flags & MEMMON_FAULTF_MAJOR;
+	struct region *r = find(p, f->addr);
+
+	p->faults_total++;
+	p->faults[cls][major]++;
+	p->results[f->result <= MEMMON_FRES_OTHER ? f->result : MEMMON_FRES_OTHER + 1]++;
+	p->lat[log2_bucket(f->duration_ns)]++;
+	if (r) {
+		r->faults++;
+		r->major += major;
+	}
+}
+
+static void on_fork(struct report *rp, struct proc *parent,
+		    const struct memmon_rec_fork *f)
+{
+	struct proc *c;
+
+	if (f->flags & MEMMON_FORKF_THREAD || f->child_tgid == parent->tgid)
+		return;
+	c = proc_get(rp, f->child_tgid);
+	if (!c)
+		return;
+	c->parent = parent->tgid;
+	c->first_ns = f->hdr.time_ns;
+	if (parent->exe && !c->exe)
+		c->exe = strdup(parent->exe);
+	/* fork copies the address space (CLONE_VM shares it: same model). */
+	if (!c->nr && parent->nr && !reserve(c, parent->nr)) {
+		memcpy(c->r, parent->r, parent->nr * sizeof(*c->r));
+		c->nr = parent->nr;
+		c->vm_now = c->vm_peak = parent->vm_now;
+	}
+}
+
+static int report_cb(void *ctx, const struct memmon_rec_header *rec)
+{
+	struct report *rp = ctx;
+	struct proc *p;
+
+	if (rec->type == MEMMON_REC_LOST) {
+		const struct memmon_rec_lost *l = memmon_rec__lost(rec);
+
+		if (l && rec->cpu < rp->nr_cpus)
+			rp->lost[rec->cpu] += l->count;
+		return 0;
+	}
+	if (rec->type == MEMMON_REC_PATH) {
+		memmon_paths__add_rec(rp->paths, rec);
+		return 0;
+	}
+	if (!memmon_rec_type__name(rec->type))
+		return 0;	/* a newer record type: skip */
+	p = proc_get(rp, rec->tgid);
+	if (!p)
+		return rp->err;
+	if (!p->first_ns)
+		p->first_ns = rec->time_ns;
+	p->last_ns = rec->time_ns;
+	switch (rec->type) {
+	case MEMMON_REC_SYSCALL: {
+		const struct memmon_rec_syscall *sc = memmon_rec__syscall(rec);
+
+		if (sc)
+			on_syscall(rp, p, sc);
+		break;
+	}
+	case MEMMON_REC_FAULT: {
+		const struct memmon_rec_fault *f = memmon_rec__fault(rec);
+
+		if (f)
+			on_fault(p, f);
+		break;
+	}
+	case MEMMON_REC_RSS: {
+		const struct memmon_rec_rss *r = memmon_rec__rss(rec);
+
+		if (r && r->anon + r->file + r->shmem > p->rss_peak)
+			p->rss_peak = r->anon + r->file + r->shmem;
+		break;
+	}
+	case MEMMON_REC_FORK: {
+		const struct memmon_rec_fork *f = memmon_rec__fork(rec);
+
+		if (f)
+			on_fork(rp, p, f);
+		break;
+	}
+	case MEMMON_REC_EXEC: {
+		const struct memmon_rec_exec *e = memmon_rec__exec(rec);
+
+		if (e) {
+			free(p->exe);
+			p->exe = strdup(e->path);
+			/* A new address space: the old regions are gone. */
+			p->nr = 0;
+			p->vm_now = 0;
+		}
+		break;
+	}
+	case MEMMON_REC_EXIT: {
+		const struct memmon_rec_exit *x = memmon_rec__exit(rec);
+
+		if (x && x->flags & MEMMON_EXITF_GROUP) {
+			p->exited = true;
+			p->exit_code = x->code;
+			p->peak_rss_kernel = x->peak_rss;
+			p->peak_vm_kernel = x->peak_vm;
+		}
+		break;
+	}
+	case MEMMON_REC_MARK:
+		p->marks++;
+		break;
+	}
+	return rp->err;
+}
+
+/* ------------------------------------------------------------------ */
+/* Output */
+
+static const char *human(char *buf, size_t n, __u64 v)
+{
+	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	double d = (double)v;
+	unsigned int u = 0;
+
+	while (d >= 1024 && u < 4) {
+		d /= 1024;
+		u++;
+	}
+	if (!u)
+		snprintf(buf, n, "%llu B", (unsigned long long)v);
+	else
+		snprintf(buf, n, "%.1f %s", d, unit[u]);
+	return buf;
+}
+
+static void prot_str(char *b, __u32 prot)
+{
+	b[0] = prot & 1 ? 'r' : '-';
+	b[1] = prot & 2 ? 'w' : '-';
+	b[2] = prot & 4 ? 'x' : '-';
+	b[3] = '\0';
+}
+
+static const char *region_what(const struct report *rp, const struct region *r)
+{
+	const char *path;
+
+	if (r->heap)
+		return "[heap]";
+	if (!r->file)
+		return r->flags & 0x01 ? "[shared anon]" : "[anon]";
+	path = memmon_paths__lookup(rp->paths, r->dev, r->ino);
+	return path ? path : "[file]";
+}
+
+static void fmt_time(const struct report *rp, __u64 t, char *buf, size_t n)
+{
+	__s64 rt = (__s64)t + rp->rt_off;
+	time_t sec = (time_t)(rt / 1000000000);
+	struct tm tm;
+
+	if (!rp->rt_off || rt < 0) {
+		snprintf(buf, n, "%.6f", t / 1e9);
+		return;
+	}
+	localtime_r(&sec, &tm);
+	snprintf(buf, n, "%02d:%02d:%02d.%06lld", tm.tm_hour, tm.tm_min,
+		 tm.tm_sec, (long long)(rt % 1000000000 / 1000));
+}
+
+static int cmp_region_faults(const void *a, const void *b)
+{
+	const struct region *x = a, *y = b;
+
+	return x->faults < y->faults ? 1 : x->faults > y->faults ? -1 : 0;
+}
+
+static int cmp_region_size(const void *a, const void *b)
+{
+	const struct region *x = a, *y = b;
+	__u64 sx = x->end - x->start, sy = y->end - y->start;
+
+	return sx < sy ? 1 : sx > sy ? -1 : (x->start > y->start) - (x->start < y->start);
+}
+
+/* Hot regions: live and retired, by faults. Caller frees. */
+static struct region *hot_list(const struct proc *p, size_t *n)
+{
+	struct region *all = malloc((p->nr + p->nr_hot + 1) * sizeof(*all));
+
+	*n = 0;
+	if (!all)
+		return NULL;
+	memcpy(all, p->r, p->nr * sizeof(*all));
+	memcpy(all + p->nr, p->hot, p->nr_hot * sizeof(*all));
+	qsort(all, p->nr + p->nr_hot, sizeof(*all), cmp_region_faults);
+	while (*n < p->nr + p->nr_hot && *n < HOT_REGIONS && all[*n].faults)
+		(*n)++;
+	return all;
+}
+
+static void print_proc(const struct report *rp, const struct proc *p)
+{
+	char b1[32], b2[32], b3[32], t[32], prot[4];
+	struct region *list;
+	unsigned int i, c;
+	size_t n;
+	__u64 max = 0, total = 0;
+
+	printf("\nprocess %u", p->tgid);
+	if (p->exe)
+		printf(" (%s)", p->exe);
+	if (p->parent)
+		printf(", child of %u", p->parent);
+	if (p->exited) {
+		memmon_wait_status__format(b1, sizeof(b1), p->exit_code);
+		printf(", %s", b1);
+	} else {
+		printf(", alive at the end of the trace");
+	}
+	printf(", %.6f s traced\n", (p->last_ns - p->first_ns) / 1e9);
+
+	printf("  %-12s %10s %8s %12s\n", "call", "count", "failed", "bytes");
+	for (i = 0; i < MEMMON_SYS__COUNT; i++)
+		if (p->calls[i])
+			printf("  %-12s %10llu %8llu %12s\n", memmon_sys__name(i),
+			       (unsigned long long)p->calls[i],
+			       (unsigned long long)p->failed[i],
+			       human(b1, sizeof(b1), p->call_bytes[i]));
+	printf("  mapped %s, unmapped %s, locked %s, unlocked %s\n",
+	       human(b1, sizeof(b1), p->mapped), human(b2, sizeof(b2), p->unmapped),
+	       human(b3, sizeof(b3), p->locked), human(t, sizeof(t), p->unlocked));
+	printf("  peak virtual size (traced mappings) %s", human(b1, sizeof(b1), p->vm_peak));
+	if (p->exited && p->peak_vm_kernel)
+		printf("; at exit the kernel's peak_vm %s, peak_rss %s",
+		       human(b2, sizeof(b2), p->peak_vm_kernel),
+		       human(b3, sizeof(b3), p->peak_rss_kernel));
+	else if (p->rss_peak)
+		printf("; peak rss seen %s", human(b2, sizeof(b2), p->rss_peak));
+	printf("\n");
+
+	if (p->faults_total) {
+		printf("  faults %llu\n", (unsigned long long)p->faults_total);
+		for (c = 0; c <= MEMMON_FCLASS_OTHER + 1; c++) {
+			const char *cn = memmon_fault_class__name(c);
+
+			if (p->faults[c][0] || p->faults[c][1])
+				printf("    %-8s minor %10llu  major %10llu\n",
+				       cn ? cn : "unknown",
+				       (unsigned long long)p->faults[c][0],
+				       (unsigned long long)p->faults[c][1]);
+		}
+		printf("    results:");
+		for (c = 0; c <= MEMMON_FRES_OTHER + 1; c++) {
+			const char *rn = memmon_fault_result__name(c);
+
+			if (p->results[c])
+				printf(" %s %llu", rn ? rn : "unknown",
+				       (unsigned long long)p->results[c]);
+		}
+		printf("\n  fault latency (log2 buckets)\n");
+		for (i = 0; i < LAT_BUCKETS; i++)
+			if (p->lat[i] > max)
+				max = p->lat[i];
+		for (i = 0; i < LAT_BUCKETS; i++) {
+			int bar;
+
+			if (!p->lat[i])
+				continue;
+			bar = (int)(p->lat[i] * 40 / (max ? max : 1));
+			printf("    [%9llu ns, %9llu ns) %10llu |%.*s\n",
+			       i ? 1ULL << i : 0ULL, 2ULL << i,
+			       (unsigned long long)p->lat[i], bar ? bar : 1,
+			       "########################################");
+		}
+		list = hot_list(p, &n);
+		if (n)
+			printf("  hottest regions by faults\n");
+		for (i = 0; list && i < n; i++) {
+			prot_str(prot, list[i].prot);
+			printf("    %#llx-%#llx %10s %s %-24s faults %llu (major %llu)\n",
+			       (unsigned long long)list[i].start,
+			       (unsigned long long)list[i].end,
+			       human(b1, sizeof(b1), list[i].end - list[i].start), prot,
+			       region_what(rp, &list[i]),
+			       (unsigned long long)list[i].faults,
+			       (unsigned long long)list[i].major);
+		}
+		free(list);
+	}
+
+	if (p->nr) {
+		list = malloc(p->nr * sizeof(*list));
+		if (!list)
+			return;
+		memcpy(list, p->r, p->nr * sizeof(*list));
+		qsort(list, p->nr, sizeof(*list), cmp_region_size);
+		for (i = 0; i < p->nr; i++)
+			total += list[i].end - list[i].start;
+		printf("  still mapped at %s (leak candidates): %zu regions, %s\n",
+		       p->exited ? "exit" : "the end of the trace", p->nr,
+		       human(b1, sizeof(b1), total));
+		for (i = 0; i < p->nr && i < LEAKS_SHOWN; i++) {
+			prot_str(prot, list[i].prot);
+			fmt_time(rp, list[i].mapped_ns, t, sizeof(t));
+			printf("    %#llx %10s %s %-24s mapped at %s\n",
+			       (unsigned long long)list[i].start,
+			       human(b1, sizeof(b1), list[i].end - list[i].start),
+			       prot, region_what(rp, &list[i]), t);
+		}
+		if (p->nr > LEAKS_SHOWN)
+			printf("    ... %zu more\n", p->nr - LEAKS_SHOWN);
+		free(list);
+	}
+}
+
+static json_t *region_json(const struct report *rp, const struct region *r)
+{
+	char addr[24], prot[4];
+	json_t *o = json_object();
+
+	snprintf(addr, sizeof(addr), "%#llx", (unsigned long long)r->start);
+	prot_str(prot, r->prot);
+	json_object_set_new(o, "addr", json_string(addr));
+	json_object_set_new(o, "size", json_integer((json_int_t)(r->end - r->start)));
+	json_object_set_new(o, "prot", json_string(prot));
+	json_object_set_new(o, "what", json_string(region_what(rp, r)));
+	json_object_set_new(o, "mapped_ns", json_integer((json_int_t)r->mapped_ns));
+	json_object_set_new(o, "faults", json_integer((json_int_t)r->faults));
+	json_object_set_new(o, "major_faults", json_integer((json_int_t)r->major));
+	return o;
+}
+
+static json_t *proc_json(const struct report *rp, const struct proc *p)
+{
+	json_t *o = json_object(), *calls = json_object(), *f = json_object();
+	json_t *lat = json_array(), *hot = json_array(), *leaks = json_array();
+	struct region *list;
+	unsigned int i, c;
+	size_t n;
+
+	json_object_set_new(o, "tgid", json_integer(p->tgid));
+	if (p->parent)
+		json_object_set_new(o, "parent", json_integer(p->parent));
+	if (p->exe)
+		json_object_set_new(o, "exe", json_string(p->exe));
+	json_object_set_new(o, "exited", json_boolean(p->exited));
+	if (p->exited) {
+		json_object_set_new(o, "exit_status", json_integer(p->exit_code));
+		json_object_set_new(o, "peak_vm_kernel", json_integer((json_int_t)p->peak_vm_kernel));
+		json_object_set_new(o, "peak_rss_kernel", json_integer((json_int_t)p->peak_rss_kernel));
+	}
+	json_object_set_new(o, "first_ns", json_integer((json_int_t)p->first_ns));
+	json_object_set_new(o, "last_ns", json_integer((json_int_t)p->last_ns));
+	for (i = 0; i < MEMMON_SYS__COUNT; i++) {
+		json_t *e;
+
+		if (!p->calls[i])
+			continue;
+		e = json_object();
+		json_object_set_new(e, "count", json_integer((json_int_t)p->calls[i]));
+		json_object_set_new(e, "failed", json_integer((json_int_t)p->failed[i]));
+		json_object_set_new(e, "bytes", json_integer((json_int_t)p->call_bytes[i]));
+		json_object_set_new(calls, memmon_sys__name(i), e);
+	}
+	json_object_set_new(o, "calls", calls);
+	json_object_set_new(o, "bytes_mapped", json_integer((json_int_t)p->mapped));
+	json_object_set_new(o, "bytes_unmapped", json_integer((json_int_t)p->unmapped));
+	json_object_set_new(o, "bytes_locked", json_integer((json_int_t)p->locked));
+	json_object_set_new(o, "bytes_unlocked", json_integer((json_int_t)p->unlocked));
+	json_object_set_new(o, "peak_vm_traced", json_integer((json_int_t)p->vm_peak));
+	json_object_set_new(o, "peak_rss_seen", json_integer((json_int_t)p->rss_peak));
+	for (c = 0; c <= MEMMON_FCLASS_OTHER + 1; c++) {
+		const char *cn = memmon_fault_class__name(c);
+		json_t *e;
+
+		if (!p->faults[c][0] && !p->faults[c][1])
+			continue;
+		e = json_object();
+		json_object_set_new(e, "minor", json_integer((json_int_t)p->faults[c][0]));
+		json_object_set_new(e, "major", json_integer((json_int_t)p->faults[c][1]));
+		json_object_set_new(f, cn ? cn : "unknown", e);
+	}
+	json_object_set_new(o, "faults_total", json_integer((json_int_t)p->faults_total));
+	json_object_set_new(o, "faults", f);
+	for (i = 0; i < LAT_BUCKETS; i++) {
+		json_t *e;
+
+		if (!p->lat[i])
+			continue;
+		e = json_object();
+		json_object_set_new(e, "ge_ns", json_integer(i ? (json_int_t)(1ULL << i) : 0));
+		json_object_set_new(e, "lt_ns", json_integer((json_int_t)(2ULL << i)));
+		json_object_set_new(e, "count", json_integer((json_int_t)p->lat[i]));
+		json_array_append_new(lat, e);
+	}
+	json_object_set_new(o, "fault_latency", lat);
+	list = hot_list(p, &n);
+	for (i = 0; list && i < n; i++)
+		json_array_append_new(hot, region_json(rp, &list[i]));
+	free(list);
+	json_object_set_new(o, "hottest_regions", hot);
+	for (i = 0; i < p->nr; i++)
+		json_array_append_new(leaks, region_json(rp, &p->r[i]));
+	json_object_set_new(o, "still_mapped", leaks);
+	return o;
+}
+
+static int cmp_proc(const void *a, const void *b)
+{
+	const struct proc *x = *(struct proc *const *)a, *y = *(struct proc *const *)b;
+
+	return (x->tgid > y->tgid) - (x->tgid < y->tgid);
+}
 
 int cmd_report(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	return tool_err("report", "not implemented yet");
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'J' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *cmd = "report";
+	char err[600];
+	LIBMEMMON_OPTS(memmon_trace_reader_opts, ro, .errbuf = err,
+		       .errbuf_size = sizeof(err));
+	struct memmon_trace_reader *r = NULL;
+	const struct memmon_trace_info *in;
+	struct report rp = { 0 };
+	bool json = false;
+	unsigned long long lost = 0;
+	unsigned int c;
+	size_t i;
+	long n;
+	int opt, ret = 1;
+
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'J':
+			json = true;
+			break;
+		case 'h':
+			printf("usage: memmon report [--json] FILE\n\nPer process: "
+			       "calls, bytes, peak size, faults, fault latency,\n"
+			       "hottest regions, regions still mapped, lost events.\n");
+			return tool_close_stdout(cmd);
+		default:
+			return tool_usage_err(cmd, "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind != argc - 1)
+		return tool_usage_err(cmd, optind >= argc ? "missing FILE" :
+				      "one FILE only");
+	rp.path = argv[optind];
+	r = memmon_trace_reader__open(rp.path, &ro);
+	if (!r)
+		return tool_err(cmd, "%s", err);
+	in = memmon_trace_reader__info(r);
+	rp.nr_cpus = in->nr_cpus;
+	rp.rt_off = in->realtime_offset_ns;
+	rp.lost = calloc(in->nr_cpus, sizeof(*rp.lost));
+	rp.paths = memmon_paths__new();
+	if (!rp.lost || !rp.paths) {
+		tool_err(cmd, "out of memory");
+		goto out;
+	}
+	if (in->truncated)
+		fprintf(stderr, "memmon report: %s: truncated at offset %llu (the "
+			"recording did not finish); reporting what is there\n",
+			rp.path, (unsigned long long)in->truncated_at);
+	n = memmon_trace_reader__for_each(r, report_cb, &rp);
+	if (n < 0) {
+		tool_err(cmd, "%s: %s", rp.path, memmon_trace_reader__errmsg(r));
+		goto out;
+	}
+	qsort(rp.list, rp.nr_procs, sizeof(*rp.list), cmp_proc);
+	for (c = 0; c < rp.nr_cpus; c++)
+		lost += rp.lost[c];
+	if (json) {
+		json_t *o = json_object(), *procs = json_array(), *l = json_array();
+		json_t *meta = json_loads(memmon_trace_reader__meta(r), 0, NULL);
+
+		json_object_set_new(o, "file", json_string(rp.path));
+		json_object_set_new(o, "truncated", json_boolean(in->truncated));
+		json_object_set_new(o, "records", json_integer(n));
+		json_object_set_new(o, "meta", meta ? meta : json_object());
+		for (c = 0; c < rp.nr_cpus; c++)
+			json_array_append_new(l, json_integer((json_int_t)rp.lost[c]));
+		json_object_set_new(o, "lost_per_cpu", l);
+		json_object_set_new(o, "lost", json_integer((json_int_t)lost));
+		for (i = 0; i < rp.nr_procs; i++)
+			json_array_append_new(procs, proc_json(&rp, rp.list[i]));
+		json_object_set_new(o, "processes", procs);
+		json_dumpf(o, stdout, JSON_INDENT(1));
+		putchar('\n');
+		json_decref(o);
+	} else {
+		printf("memmon report: %s: %ld records, %u CPUs, %llu chunks%s\n",
+		       rp.path, n, in->nr_cpus, (unsigned long long)in->nr_chunks,
+		       in->truncated ? " (truncated)" : "");
+		printf("lost events: %llu", lost);
+		for (c = 0; lost && c < rp.nr_cpus; c++)
+			if (rp.lost[c])
+				printf(" cpu%u=%llu", c, (unsigned long long)rp.lost[c]);
+		printf("\n");
+		for (i = 0; i < rp.nr_procs; i++)
+			print_proc(&rp, rp.list[i]);
+	}
+	ret = tool_close_stdout(cmd);
+out:
+	for (i = 0; i < rp.nr_procs; i++) {
+		free(rp.list[i]->r);
+		free(rp.list[i]->exe);
+		free(rp.list[i]);
+	}
+	free(rp.list);
+	free(rp.lost);
+	memmon_paths__free(rp.paths);
+	memmon_trace_reader__close(r);
+	return ret;
 }

@@ -31,8 +31,10 @@ int target_add_pids(const char *cmd, struct target *t, const char *arg)
 		errno = 0;
 		v = strtol(tok, &end, 10);
 		if (errno || *end || end == tok || v <= 0 || v > 0x3fffffff) {
+			int ret = tool_usage_err(cmd, "bad PID '%s'", tok);
+
 			free(dup);
-			return tool_usage_err(cmd, "bad PID '%s'", tok);
+			return ret;
 		}
 		if (kill((pid_t)v, 0) < 0 && errno == ESRCH) {
 			free(dup);

@@ -45,8 +45,8 @@ tools-uninstall:
 # sanitizers; see tests/unit/test_cli_args.c.
 define cli_test_vars
 $(1)_SRCS	:= tests/unit/$(1).c $(TOOLS_SRCS) $(LIB_SRCS)
-$(1)_CFLAGS	:= $(LIB_TEST_SAN) -iquote libmemmon -I libmemmon/include -I tools -O1
-$(1)_LIBS	:= $(LIB_TEST_SAN) -ljansson -lzstd -lz $(TOOLS_LIBS)
+$(1)_CFLAGS	:= $(LIB_TEST_SAN) -iquote libmemmon -I uapi -I libmemmon/include -I tools -I tests/unit -O1
+$(1)_LIBS	:= $(LIB_TEST_SAN) -lcmocka -ljansson -lzstd -lz $(TOOLS_LIBS)
 $(1)_ENV	:= ASAN_OPTIONS=detect_leaks=0
 endef
 CLI_TESTS	:= $(notdir $(basename $(wildcard tests/unit/test_cli_*.c)))
