@@ -7,20 +7,66 @@
  * steps before it.
  */
 #include "memmon.h"
+#include "session.h"
+#include "watch.h"
 
+#include <linux/kprobes.h>
 #include <linux/module.h>
+#include <linux/mutex.h>
+
+/**
+ * memmon_ksym() - the address of a kernel symbol that is not exported
+ * @name: the symbol
+ *
+ * kallsyms_lookup_name() itself is not exported since 5.7; its address is
+ * what a kprobe on it resolves to (the probe is removed at once). Looked up
+ * on first use, not at load: registering a kprobe costs a grace period.
+ * Use sparingly, for what has no exported equivalent, and always with a
+ * fallback for a NULL answer.
+ *
+ * Context: process context, may sleep (the first call).
+ * Return: the address, or 0 if unknown or if kallsyms cannot be reached.
+ */
+unsigned long memmon_ksym(const char *name)
+{
+	static unsigned long (*lookup)(const char *name);
+	static DEFINE_MUTEX(lock);
+	static bool tried;
+	struct kprobe kp = { .symbol_name = "kallsyms_lookup_name" };
+
+	mutex_lock(&lock);
+	if (!tried) {
+		tried = true;
+		if (!register_kprobe(&kp)) {
+			lookup = (unsigned long (*)(const char *))kp.addr;
+			unregister_kprobe(&kp);
+		}
+	}
+	mutex_unlock(&lock);
+	return lookup ? lookup(name) : 0;
+}
 
 static int __init memmon_init(void)
 {
 	int err;
 
-	err = memmon_dev_init();
+	err = memmon_session_init();
 	if (err)
 		goto err_out;
+	err = memmon_watch_init();
+	if (err)
+		goto err_session_cleanup;
+	err = memmon_dev_init();
+	if (err)
+		goto err_watch_cleanup;
 
 	pr_info("loaded, version %s\n", MEMMON_VERSION);
 	return 0;
 
+err_watch_cleanup:
+	memmon_watch_cleanup();
+err_session_cleanup:
+	memmon_session_cleanup();
 err_out:
 	return err;
 }
@@ -28,6 +74,8 @@ err_out:
 static void __exit memmon_exit(void)
 {
 	memmon_dev_exit();
+	memmon_watch_cleanup();
+	memmon_session_cleanup();
 	pr_info("unloaded\n");
 }
 

@@ -18,4 +18,7 @@
 int memmon_dev_init(void);
 void memmon_dev_exit(void);
 
+/* main.c: kernel symbols that are not exported to modules. */
+unsigned long memmon_ksym(const char *name);
+
 #endif /* _MEMMON_MEMMON_H */

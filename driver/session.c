@@ -1,0 +1,985 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * memmon: sessions and the event path into their rings.
+ *
+ * Every open() of /dev/memmon is a session: its own rings, watch set, event
+ * masks and statistics. A session is numbered 0..63 so that "which sessions
+ * want this" is a u64, and published in memmon_sessions[] under RCU.
+ *
+ * Producers (hooks, MARK) never take a lock and never look at a session's
+ * configuration: they read the global masks below (which session ids are
+ * enabled, which want each event and each syscall), then the session through
+ * memmon_sessions[] and its rings. All of that happens inside one RCU
+ * read-side critical section (preemption disabled in memmon_emit()), and a
+ * session is torn down in this order:
+ *
+ *   1. disable: its bit leaves every mask        (memmon_sessions_lock)
+ *   2. its bit leaves the watch table            (watch.c's lock)
+ *   3. memmon_sessions[id] = NULL
+ *   4. synchronize_rcu(): no producer still uses the session or its rings
+ *   5. the id becomes free for a new session     (so a stale mask bit
+ *                                                 never names a stranger)
+ *   6. irq_work_sync() and free the rings, then the session
+ *
+ * Lifetime: a kref. The file holds one, every VMA of its mappings holds one
+ * (vm_ops open/close in dev.c). In practice a VMA also pins the file
+ * (vma->vm_file), so the last reference always goes in release(); the VMA
+ * references make the session's lifetime explicit rather than borrowed.
+ */
+#include "memmon.h"
+#include "emit.h"
+#include "session.h"
+#include "watch.h"
+
+#include <linux/bitops.h>
+#include <linux/cpumask.h>
+#include <linux/err.h>
+#include <linux/ktime.h>
+#include <linux/log2.h>
+#include <linux/moduleparam.h>
+#include <linux/pid.h>
+#include <linux/ptrace.h>
+#include <linux/rcupdate.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/task.h>
+#include <linux/sizes.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+/*
+ * Ring sizes. The floor is fixed by the design: a ring must hold a LOST
+ * record and the largest record (an EXEC or PATH record with a PATH_MAX
+ * path is ~4.1 KiB) at once. The ceiling keeps 2 x ring_size x nr_cpus of
+ * vmap space and the u32 record sizes comfortably apart.
+ */
+#define MEMMON_RING_SIZE_FLOOR	SZ_8K
+#define MEMMON_RING_SIZE_CEIL	SZ_1G
+
+static unsigned long ring_size = SZ_1M;
+module_param(ring_size, ulong, 0444);
+MODULE_PARM_DESC(ring_size,
+		 "Per-CPU ring data bytes of a new session, a power of two (default 1 MiB): records are 72-112 bytes, so ~10k events per CPU, several ms of a page-fault storm even under TCG; a session costs nr_cpu_ids times this");
+
+static unsigned long ring_size_max = SZ_256M;
+module_param(ring_size_max, ulong, 0444);
+MODULE_PARM_DESC(ring_size_max,
+		 "Largest per-CPU ring a session may configure, a power of two (default 256 MiB, at most 1 GiB): bounds the memory one session can pin");
+
+#define MEMMON_EV_ALL	(BIT_ULL(MEMMON_EV__COUNT) - 1)
+#define MEMMON_SYS_ALL	(BIT_ULL(MEMMON_SYS__COUNT) - 1)
+
+DEFINE_STATIC_KEY_FALSE(memmon_active);
+
+/*
+ * memmon_sessions_lock protects the session table, the id bitmap, the masks,
+ * memmon_nr_enabled and the attaching of the hooks.
+ *
+ * Synchronisation of the globals:
+ *
+ *   object               written                       read
+ *   -------------------  ----------------------------  ----------------------
+ *   memmon_sessions[]    lock; rcu_assign_pointer /    producers under RCU
+ *                        RCU_INIT_POINTER
+ *   memmon_session_ids   lock                          lock
+ *   memmon_masks.*       lock, WRITE_ONCE              producers, READ_ONCE
+ *   memmon_nr_enabled    lock                          lock
+ *   memmon_active        lock (static_branch_*)        hooks (static branch)
+ */
+static DEFINE_MUTEX(memmon_sessions_lock);
+static struct memmon_session __rcu *memmon_sessions[MEMMON_MAX_SESSIONS];
+static u64 memmon_session_ids;
+static unsigned int memmon_nr_enabled;
+
+/*
+ * What producers read, on one cache line of its own, written only when a
+ * session is enabled, disabled or changes its events:
+ *  @enabled: bit n: session n is enabled
+ *  @ev[e]:   bit n: session n is enabled and records event e
+ *  @sys[c]:  bit n: session n is enabled and records syscall c
+ */
+static struct {
+	u64 enabled;
+	u64 ev[MEMMON_EV__COUNT];
+	u64 sys[MEMMON_SYS__COUNT];
+} memmon_masks __read_mostly ____cacheline_aligned;
+
+/* ptrace_may_access() is not exported: resolved once, see memmon_may_watch(). */
+typedef bool (*memmon_ptrace_may_access_t)(struct task_struct *task,
+					   unsigned int mode);
+
+static u64 memmon_ring_size_min(void)
+{
+	return max_t(u64, MEMMON_RING_SIZE_FLOOR, PAGE_SIZE);
+}
+
+/* ---------------------------------------------------------------------
+ * The event path
+ */
+
+/**
+ * memmon_want() - which of some sessions record an event
+ * @sessions: candidate sessions (from memmon_watchers())
+ * @ev: the event class
+ * @sys: for MEMMON_EV_SYSCALL, the enum memmon_sys of the call; else ignored
+ *
+ * Context: any, including NMI; reads two words. The result is a snapshot,
+ * meaningful inside the caller's RCU read-side critical section (see
+ * memmon_watchers()).
+ * Return: the subset of @sessions that are enabled and want @ev (and @sys).
+ */
+u64 memmon_want(u64 sessions, enum memmon_event ev, unsigned int sys)
+{
+	if ((unsigned int)ev >= MEMMON_EV__COUNT)
+		return 0;
+	sessions &= READ_ONCE(memmon_masks.ev[ev]);
+	if (ev == MEMMON_EV_SYSCALL)
+		sessions &= sys < MEMMON_SYS__COUNT ?
+			    READ_ONCE(memmon_masks.sys[sys]) : 0;
+	return sessions;
+}
+
+/*
+ * The rings, if they exist yet: NULL, or rings whose initialisation is
+ * visible (pairs with the store-release in __memmon_session_rings()).
+ */
+static struct memmon_rings *memmon_session_rings_peek(struct memmon_session *s)
+{
+	/* Pairs with smp_store_release() in __memmon_session_rings(). */
+	return smp_load_acquire(&s->rings);
+}
+
+/* tgid and tid of @task as the session's opener sees them. */
+static void memmon_task_ids(const struct memmon_session *s,
+			    struct task_struct *task, u32 *tgid, u32 *tid)
+{
+	if (!task) {
+		*tgid = 0;
+		*tid = 0;
+	} else if (likely(s->pid_ns == &init_pid_ns)) {
+		*tgid = task->tgid;
+		*tid = task->pid;
+	} else {
+		*tgid = task_tgid_nr_ns(task, s->pid_ns);
+		*tid = task_pid_nr_ns(task, s->pid_ns);
+	}
+}
+
+/*
+ * Write one record into @cpu's ring of @s. Preemption disabled, on @cpu;
+ * @rings are @s's (non-NULL, seen with acquire).
+ */
+static void __memmon_emit_one(struct memmon_session *s,
+			      struct memmon_rings *rings, unsigned int cpu,
+			      struct task_struct *task, u16 type,
+			      const void *body, u32 body_len,
+			      const void *tail, u32 tail_len, u64 time_ns)
+{
+	struct memmon_cpu_ring *cr = per_cpu_ptr(rings->cpu, cpu);
+	struct memmon_rec_header *hdr;
+	u64 len, size64;
+	bool wake;
+	u8 *p;
+	u32 size;
+
+	len = sizeof(*hdr) + (u64)body_len + tail_len;
+	size64 = ALIGN(len, MEMMON_REC_ALIGN);
+	/* Too big for any ring: reserve drops it, and counts it lost. */
+	size = size64 > U32_MAX ? rounddown(U32_MAX, MEMMON_REC_ALIGN) : size64;
+
+	hdr = memmon_ring_reserve(&cr->ring, size, time_ns, &wake);
+	if (hdr) {
+		hdr->size = size;
+		hdr->type = type;
+		hdr->cpu = cpu;
+		hdr->time_ns = time_ns;
+		memmon_task_ids(s, task, &hdr->tgid, &hdr->tid);
+		p = (u8 *)(hdr + 1);
+		memcpy(p, body, body_len);
+		p += body_len;
+		memcpy(p, tail, tail_len);
+		p += tail_len;
+		/* Never leak stale ring bytes: the padding is zero. */
+		memset(p, 0, size - len);
+		wake = memmon_ring_commit(&cr->ring, hdr);
+	}
+	/* [E]: the wakeup is deferred; producers never take the wq lock. */
+	if (wake)
+		irq_work_queue(&cr->wake);
+}
+
+/**
+ * memmon_emit() - write one record into the rings of some sessions
+ * @sessions: the sessions (memmon_want()'s answer)
+ * @task: the task the record is about (header tgid/tid), or NULL
+ * @type: enum memmon_rec_type
+ * @body: the record after its struct memmon_rec_header
+ * @body_len: bytes of @body
+ * @tail: variable-length data after @body (path, payload), or NULL
+ * @tail_len: bytes of @tail
+ * @time_ns: CLOCK_MONOTONIC time of the event
+ *
+ * For each session in @sessions that is still enabled: reserve on this CPU's
+ * ring, fill the header (tgid/tid in the session opener's PID namespace),
+ * copy @body and @tail, zero the padding to MEMMON_REC_ALIGN, commit, and
+ * queue the ring's irq_work if readers should wake. A full ring drops the
+ * event and counts it (ring.h). Nothing sleeps, nothing takes a lock.
+ *
+ * Context: any context the hooks run in: task context with or without
+ * preemption, tracepoint probes (RCU-sched), softirq, IRQ; nested on this
+ * CPU is fine. @sessions must have been computed inside the same RCU
+ * read-side critical section (see memmon_watchers()). Disables preemption
+ * itself (notrace, so an ftrace-based caller does not recurse).
+ * Pairs with: [A]/[B] inside ring.h; [E] through the irq_work.
+ */
+void memmon_emit(u64 sessions, struct task_struct *task, u16 type,
+		 const void *body, u32 body_len,
+		 const void *tail, u32 tail_len, u64 time_ns)
+{
+	struct memmon_session *s;
+	struct memmon_rings *rings;
+	unsigned int cpu;
+
+	preempt_disable_notrace();
+	sessions &= READ_ONCE(memmon_masks.enabled);
+	cpu = smp_processor_id();
+	while (sessions) {
+		s = rcu_dereference_sched(memmon_sessions[__ffs64(sessions)]);
+		sessions &= sessions - 1;
+		if (unlikely(!s))
+			continue;
+		rings = memmon_session_rings_peek(s);
+		if (likely(rings))
+			__memmon_emit_one(s, rings, cpu, task, type, body,
+					  body_len, tail, tail_len, time_ns);
+	}
+	preempt_enable_notrace();
+}
+
+/* ---------------------------------------------------------------------
+ * Masks, enable and disable
+ */
+
+/* Recompute what producers read from the enabled sessions. Lock held. */
+static void __memmon_publish_masks(void)
+{
+	u64 ev[MEMMON_EV__COUNT] = { 0 }, sys[MEMMON_SYS__COUNT] = { 0 };
+	struct memmon_session *s;
+	unsigned int id, i;
+	u64 m;
+
+	lockdep_assert_held(&memmon_sessions_lock);
+	for (m = memmon_masks.enabled; m; m &= m - 1) {
+		id = __ffs64(m);
+		s = rcu_dereference_protected(memmon_sessions[id],
+					      lockdep_is_held(&memmon_sessions_lock));
+		for (i = 0; i < MEMMON_EV__COUNT; i++)
+			if (s->events & BIT_ULL(i))
+				ev[i] |= BIT_ULL(id);
+		for (i = 0; i < MEMMON_SYS__COUNT; i++)
+			if (s->syscalls & BIT_ULL(i))
+				sys[i] |= BIT_ULL(id);
+	}
+	for (i = 0; i < MEMMON_EV__COUNT; i++)
+		WRITE_ONCE(memmon_masks.ev[i], ev[i]);
+	for (i = 0; i < MEMMON_SYS__COUNT; i++)
+		WRITE_ONCE(memmon_masks.sys[i], sys[i]);
+}
+
+/* Create the rings with the current configuration if needed. s->lock held. */
+static struct memmon_rings *__memmon_session_rings(struct memmon_session *s)
+{
+	struct memmon_rings *rings;
+
+	lockdep_assert_held(&s->lock);
+	if (s->rings)
+		return s->rings;
+	rings = memmon_rings_alloc(s->ring_size, s->wakeup_bytes, &s->wq);
+	if (IS_ERR(rings))
+		return rings;
+	/* Pairs with the load-acquires of producers, poll() and read(). */
+	smp_store_release(&s->rings, rings);
+	return rings;
+}
+
+/**
+ * memmon_session_rings() - the session's rings, created on first use
+ * @s: the session
+ *
+ * The first mmap(), read(), ENABLE or MARK creates them with the
+ * configuration of the moment; CONFIGURE is refused afterwards.
+ *
+ * Context: process context, may sleep.
+ * Return: the rings, or an ERR_PTR() from memmon_rings_alloc().
+ */
+struct memmon_rings *memmon_session_rings(struct memmon_session *s)
+{
+	struct memmon_rings *rings = memmon_session_rings_peek(s);
+
+	if (rings)
+		return rings;
+	mutex_lock(&s->lock);
+	rings = __memmon_session_rings(s);
+	mutex_unlock(&s->lock);
+	return rings;
+}
+
+/**
+ * memmon_session_enable() - start recording (MEMMON_IOC_ENABLE)
+ * @s: the session
+ *
+ * Creates the rings if needed. The first session enabled attaches the hooks
+ * and turns the memmon_active static key on. Enabling an enabled session
+ * does nothing.
+ *
+ * Context: process context, may sleep.
+ * Return: 0, or an error from the ring allocation or memmon_hooks_attach().
+ */
+int memmon_session_enable(struct memmon_session *s)
+{
+	struct memmon_rings *rings;
+	int err = 0;
+
+	mutex_lock(&s->lock);
+	if (s->enabled)
+		goto out_unlock;
+	rings = __memmon_session_rings(s);
+	if (IS_ERR(rings)) {
+		err = PTR_ERR(rings);
+		goto out_unlock;
+	}
+	mutex_lock(&memmon_sessions_lock);
+	if (!memmon_nr_enabled) {
+		err = memmon_hooks_attach();
+		if (err)
+			goto out_unlock_sessions;
+	}
+	s->enabled = true;
+	memmon_nr_enabled++;
+	WRITE_ONCE(memmon_masks.enabled, memmon_masks.enabled | BIT_ULL(s->id));
+	__memmon_publish_masks();
+	/* Hooks first, then the key: a hook that sees the key finds its masks. */
+	if (memmon_nr_enabled == 1)
+		static_branch_enable(&memmon_active);
+out_unlock_sessions:
+	mutex_unlock(&memmon_sessions_lock);
+out_unlock:
+	mutex_unlock(&s->lock);
+	return err;
+}
+
+/**
+ * memmon_session_disable() - stop recording (MEMMON_IOC_DISABLE)
+ * @s: the session
+ *
+ * The last session disabled turns the static key off and detaches the hooks.
+ * Producers already past the masks may still finish a record into the
+ * session's rings: they stay until the session is freed. Disabling a
+ * disabled session does nothing.
+ *
+ * Context: process context, may sleep.
+ */
+void memmon_session_disable(struct memmon_session *s)
+{
+	mutex_lock(&s->lock);
+	if (!s->enabled)
+		goto out_unlock;
+	mutex_lock(&memmon_sessions_lock);
+	s->enabled = false;
+	WRITE_ONCE(memmon_masks.enabled, memmon_masks.enabled & ~BIT_ULL(s->id));
+	__memmon_publish_masks();
+	if (!--memmon_nr_enabled) {
+		static_branch_disable(&memmon_active);
+		memmon_hooks_detach();
+	}
+	mutex_unlock(&memmon_sessions_lock);
+out_unlock:
+	mutex_unlock(&s->lock);
+}
+
+/* ---------------------------------------------------------------------
+ * Creation and teardown
+ */
+
+/**
+ * memmon_session_create() - a new session for an open()
+ *
+ * Defaults: ring_size from the module parameter, wakeup at a quarter of it,
+ * every event and syscall, nothing watched, disabled, no rings yet.
+ *
+ * Context: process context, may sleep.
+ * Return: the session holding one reference, ERR_PTR(-EMFILE) when
+ * MEMMON_MAX_SESSIONS are open already, or ERR_PTR(-ENOMEM).
+ */
+struct memmon_session *memmon_session_create(void)
+{
+	struct memmon_session *s;
+	unsigned int id;
+
+	s = kzalloc(sizeof(*s), GFP_KERNEL_ACCOUNT);
+	if (!s)
+		return ERR_PTR(-ENOMEM);
+	kref_init(&s->ref);
+	mutex_init(&s->lock);
+	mutex_init(&s->read_lock);
+	init_waitqueue_head(&s->wq);
+	s->ring_size = ring_size;
+	s->wakeup_bytes = ring_size / 4;
+	s->events = MEMMON_EV_ALL;
+	s->syscalls = MEMMON_SYS_ALL;
+	s->pid_ns = get_pid_ns(task_active_pid_ns(current));
+
+	mutex_lock(&memmon_sessions_lock);
+	if (memmon_session_ids == U64_MAX) {
+		mutex_unlock(&memmon_sessions_lock);
+		put_pid_ns(s->pid_ns);
+		kfree(s);
+		/* As inotify_init() at its instance limit. */
+		return ERR_PTR(-EMFILE);
+	}
+	id = __ffs64(~memmon_session_ids);
+	memmon_session_ids |= BIT_ULL(id);
+	s->id = id;
+	rcu_assign_pointer(memmon_sessions[id], s);
+	mutex_unlock(&memmon_sessions_lock);
+	return s;
+}
+
+static void memmon_session_release(struct kref *ref)
+{
+	struct memmon_session *s = container_of(ref, struct memmon_session, ref);
+
+	memmon_session_disable(s);
+	memmon_watch_remove_session(s->id);
+	mutex_lock(&memmon_sessions_lock);
+	RCU_INIT_POINTER(memmon_sessions[s->id], NULL);
+	mutex_unlock(&memmon_sessions_lock);
+	/*
+	 * Every producer found the session through memmon_sessions[] inside
+	 * an RCU read-side critical section (memmon_emit() runs with
+	 * preemption disabled); after this, none is left in its rings.
+	 */
+	synchronize_rcu();
+	mutex_lock(&memmon_sessions_lock);
+	memmon_session_ids &= ~BIT_ULL(s->id);
+	mutex_unlock(&memmon_sessions_lock);
+
+	memmon_rings_free(s->rings);
+	put_pid_ns(s->pid_ns);
+	mutex_destroy(&s->read_lock);
+	mutex_destroy(&s->lock);
+	kfree(s);
+}
+
+/**
+ * memmon_session_get() - take a reference
+ * @s: the session, to which the caller holds a reference already
+ *
+ * Context: any.
+ */
+void memmon_session_get(struct memmon_session *s)
+{
+	kref_get(&s->ref);
+}
+
+/**
+ * memmon_session_put() - drop a reference, tearing down on the last one
+ * @s: the session
+ *
+ * The last reference disables the session, forgets its watch set, waits for
+ * a grace period (so no producer is inside its rings) and frees everything.
+ *
+ * Context: process context, may sleep (the last put).
+ */
+void memmon_session_put(struct memmon_session *s)
+{
+	might_sleep();
+	kref_put(&s->ref, memmon_session_release);
+}
+
+/* ---------------------------------------------------------------------
+ * ioctl backends (arguments already copied in and checked for reserved
+ * fields and flags by dev.c)
+ */
+
+/**
+ * memmon_session_info() - fill MEMMON_IOC_GET_INFO's answer
+ * @s: the session
+ * @info: out; everything but @info->size
+ *
+ * Context: process context, may sleep.
+ */
+void memmon_session_info(struct memmon_session *s, struct memmon_info *info)
+{
+	struct memmon_layout l;
+	u64 size, wakeup;
+
+	mutex_lock(&s->lock);
+	size = s->ring_size;
+	wakeup = s->wakeup_bytes;
+	mutex_unlock(&s->lock);
+	/* Sizes were validated when they were set: this cannot fail. */
+	memmon_layout_compute(&l, size);
+
+	info->abi_major = MEMMON_ABI_MAJOR;
+	info->abi_minor = MEMMON_ABI_MINOR;
+	info->features = MEMMON_FEAT_MMAP | MEMMON_FEAT_READ |
+			 MEMMON_FEAT_POLL | MEMMON_FEAT_MARK |
+			 MEMMON_FEAT_FOLLOW_CHILDREN;
+	info->events_supported = MEMMON_EV_ALL;
+	info->nr_cpus = nr_cpu_ids;
+	info->page_size = PAGE_SIZE;
+	info->max_sessions = MEMMON_MAX_SESSIONS;
+	info->max_watch = memmon_watch_max();
+	info->mark_max = MEMMON_MARK_MAX;
+	info->ring_size_min = memmon_ring_size_min();
+	info->ring_size_max = ring_size_max;
+	info->ring_size_default = ring_size;
+	info->ring_size = l.ring_size;
+	info->wakeup_bytes = wakeup;
+	info->consumer_size = l.consumer_size;
+	info->producer_offset = l.producer_offset;
+	info->producer_size = l.producer_size;
+	info->ring_stride = l.ring_stride;
+	info->ring_data_offset = l.ring_data_offset;
+}
+
+/**
+ * memmon_session_configure() - MEMMON_IOC_CONFIGURE
+ * @s: the session
+ * @cfg: the configuration (0 fields mean the defaults)
+ *
+ * Context: process context, may sleep.
+ * Return: 0; -EOPNOTSUPP for MEMMON_FULL_OVERWRITE; -EINVAL for an unknown
+ * policy, a ring size that is not a power of two in [ring_size_min,
+ * ring_size_max] or a watermark outside 1..ring_size/2; -EBUSY once the
+ * rings exist.
+ */
+int memmon_session_configure(struct memmon_session *s,
+			     const struct memmon_config *cfg)
+{
+	u64 size, wakeup;
+	int err = 0;
+
+	if (cfg->full_policy == MEMMON_FULL_OVERWRITE)
+		return -EOPNOTSUPP;
+	if (cfg->full_policy != MEMMON_FULL_DROP_NEW)
+		return -EINVAL;
+	size = cfg->ring_size ?: ring_size;
+	if (!is_power_of_2(size) || size < memmon_ring_size_min() ||
+	    size > ring_size_max)
+		return -EINVAL;
+	wakeup = cfg->wakeup_bytes ?: size / 4;
+	if (wakeup > size / 2)
+		return -EINVAL;
+
+	mutex_lock(&s->lock);
+	if (s->rings) {
+		err = -EBUSY;
+	} else {
+		s->ring_size = size;
+		s->wakeup_bytes = wakeup;
+	}
+	mutex_unlock(&s->lock);
+	return err;
+}
+
+/**
+ * memmon_session_set_events() - MEMMON_IOC_SET_EVENTS
+ * @s: the session
+ * @ev: the new masks
+ *
+ * Context: process context, may sleep.
+ * Return: 0, or -EINVAL for an unknown event or syscall bit.
+ */
+int memmon_session_set_events(struct memmon_session *s,
+			      const struct memmon_events *ev)
+{
+	if ((ev->mask & ~MEMMON_EV_ALL) || (ev->syscalls & ~MEMMON_SYS_ALL))
+		return -EINVAL;
+	mutex_lock(&s->lock);
+	mutex_lock(&memmon_sessions_lock);
+	s->events = ev->mask;
+	s->syscalls = ev->syscalls;
+	if (s->enabled)
+		__memmon_publish_masks();
+	mutex_unlock(&memmon_sessions_lock);
+	mutex_unlock(&s->lock);
+	return 0;
+}
+
+/*
+ * May the caller watch @task's process? The rule of /proc/PID/maps and of
+ * perf_event_open() on another task: ptrace read access with the caller's
+ * filesystem credentials. ptrace_may_access() is not exported to modules;
+ * it is looked up once. Without it (a kernel that hides it), only the
+ * caller's own process or a CAP_SYS_PTRACE caller passes: never more than
+ * the real check would allow, short of an LSM's ptrace rules.
+ */
+static bool memmon_may_watch(struct task_struct *task)
+{
+	static memmon_ptrace_may_access_t may_access;
+	static bool resolved;
+	static DEFINE_MUTEX(resolve_lock);
+
+	if (same_thread_group(task, current))
+		return true;
+	/* Pairs with the store-release below: may_access is set before. */
+	if (!smp_load_acquire(&resolved)) {
+		mutex_lock(&resolve_lock);
+		if (!resolved) {
+			may_access = (memmon_ptrace_may_access_t)
+				     memmon_ksym("ptrace_may_access");
+			if (!may_access)
+				pr_warn("ptrace_may_access() not found: only CAP_SYS_PTRACE may watch other processes\n");
+			/* Publishes may_access to the lockless check above. */
+			smp_store_release(&resolved, true);
+		}
+		mutex_unlock(&resolve_lock);
+	}
+	if (may_access)
+		return may_access(task, PTRACE_MODE_READ_FSCREDS);
+	return capable(CAP_SYS_PTRACE);
+}
+
+/**
+ * memmon_session_watch() - MEMMON_IOC_WATCH_ADD and _DEL
+ * @s: the session
+ * @w: the request; @w->pid is in the caller's PID namespace, 0 = the
+ *	caller's process
+ * @add: true for WATCH_ADD
+ *
+ * Context: process context, may sleep.
+ * Return: 0; -ESRCH if no process has that pid (a thread id that is not a
+ * process's is not a process); -EACCES if the caller may not ptrace-read it
+ * (ADD); -EEXIST if watched already (ADD); -ENOENT if not watched (DEL);
+ * -ENOSPC at max_watch (ADD); -ENOMEM.
+ */
+int memmon_session_watch(struct memmon_session *s, const struct memmon_watch *w,
+			 bool add)
+{
+	struct task_struct *task;
+	struct pid *pid;
+	int err;
+
+	if (w->pid > PID_MAX_LIMIT)
+		return -ESRCH;
+	pid = w->pid ? find_get_pid(w->pid) : get_pid(task_tgid(current));
+	if (!pid)
+		return -ESRCH;
+	if (!add) {
+		err = memmon_watch_del(s->id, pid);
+		goto out_put_pid;
+	}
+	task = get_pid_task(pid, PIDTYPE_TGID);
+	if (!task) {
+		err = -ESRCH;
+		goto out_put_pid;
+	}
+	if (memmon_may_watch(task))
+		err = memmon_watch_add(s->id, task,
+				       w->flags & MEMMON_WATCH_FOLLOW_CHILDREN);
+	else
+		err = -EACCES;
+	put_task_struct(task);
+out_put_pid:
+	put_pid(pid);
+	return err;
+}
+
+/**
+ * memmon_session_mark() - MEMMON_IOC_MARK
+ * @s: the session
+ * @flags: MEMMON_MARK_*
+ * @data: payload (kernel copy)
+ * @len: payload bytes, at most MEMMON_MARK_MAX
+ *
+ * Without MEMMON_MARK_WATCHERS: into this session's ring of the caller's
+ * CPU, enabled or not (creating the rings if needed), so a marker can be put
+ * before ENABLE. With it: into every enabled session that watches the
+ * caller's process and records MEMMON_EV_MARK (not this one unless it does).
+ * A full ring drops the marker like any event: counted, LOST record.
+ *
+ * Context: process context, may sleep.
+ * Return: 0, or an error from creating the rings.
+ */
+int memmon_session_mark(struct memmon_session *s, u32 flags,
+			const void *data, u32 len)
+{
+	struct memmon_rings *rings;
+	struct {
+		u32 len;
+		u32 flags;
+	} body = { .len = len, .flags = flags };
+	u64 now = ktime_get_ns(), sessions;
+
+	BUILD_BUG_ON(sizeof(body) != sizeof(struct memmon_rec_mark) -
+				     sizeof(struct memmon_rec_header));
+	if (flags & MEMMON_MARK_WATCHERS) {
+		/* The mask stays meaningful until memmon_emit() is done. */
+		rcu_read_lock();
+		sessions = memmon_want(memmon_watchers(current), MEMMON_EV_MARK, 0);
+		if (sessions)
+			memmon_emit(sessions, current, MEMMON_REC_MARK, &body,
+				    sizeof(body), data, len, now);
+		rcu_read_unlock();
+		return 0;
+	}
+	rings = memmon_session_rings(s);
+	if (IS_ERR(rings))
+		return PTR_ERR(rings);
+	preempt_disable();
+	__memmon_emit_one(s, rings, smp_processor_id(), current,
+			  MEMMON_REC_MARK, &body, sizeof(body), data, len, now);
+	preempt_enable();
+	return 0;
+}
+
+/**
+ * memmon_session_stats() - one CPU's counters (MEMMON_IOC_GET_STATS)
+ * @s: the session
+ * @cpu: the CPU, < nr_cpu_ids
+ * @st: out; zero for a session without rings or an impossible CPU
+ *
+ * The counters are read racily; produced == delivered + lost holds exactly
+ * once the CPU's producers are quiet.
+ *
+ * Context: any.
+ */
+void memmon_session_stats(struct memmon_session *s, u32 cpu,
+			  struct memmon_cpu_stats *st)
+{
+	struct memmon_rings *rings = memmon_session_rings_peek(s);
+	struct memmon_ring *r;
+
+	memset(st, 0, sizeof(*st));
+	if (!rings || cpu >= nr_cpu_ids || !cpu_possible(cpu))
+		return;
+	r = &per_cpu_ptr(rings->cpu, cpu)->ring;
+	st->produced = local_read(&r->produced);
+	st->delivered = local_read(&r->delivered);
+	st->lost = local_read(&r->lost);
+	st->bytes = local_read(&r->bytes);
+}
+
+/* ---------------------------------------------------------------------
+ * Consumers: mmap(), poll(), read()
+ */
+
+/**
+ * memmon_session_mmap() - check and map one of the session's areas
+ * @s: the session
+ * @vma: the new mapping
+ *
+ * The request is checked against the layout of the current configuration
+ * before anything is allocated, so a refused mmap() leaves CONFIGURE
+ * possible; an accepted one creates the rings. The caller installs vm_ops
+ * and the VMA's session reference on success.
+ *
+ * Context: the mmap file operation: mmap_lock held for writing; may sleep.
+ * Return: 0, or the errors of memmon_mmap_check(), of the allocation and
+ * of memmon_rings_remap().
+ */
+int memmon_session_mmap(struct memmon_session *s, struct vm_area_struct *vma)
+{
+	struct memmon_rings *rings;
+	struct memmon_layout l;
+	int area;
+
+	mutex_lock(&s->lock);
+	if (s->rings)
+		l = s->rings->layout;
+	else
+		memmon_layout_compute(&l, s->ring_size);
+	area = memmon_mmap_check(&l, vma);
+	if (area < 0) {
+		mutex_unlock(&s->lock);
+		return area;
+	}
+	rings = __memmon_session_rings(s);
+	mutex_unlock(&s->lock);
+	if (IS_ERR(rings))
+		return PTR_ERR(rings);
+	return memmon_rings_remap(rings, vma, area);
+}
+
+/**
+ * memmon_session_poll_readable() - poll()'s EPOLLIN condition
+ * @s: the session
+ *
+ * Context: process context; the caller registered on @s->wq first ([E]).
+ * Return: true when a ring holds at least wakeup_bytes, or holds something
+ * while a loss is pending.
+ */
+bool memmon_session_poll_readable(struct memmon_session *s)
+{
+	struct memmon_rings *rings = memmon_session_rings_peek(s);
+
+	/* wakeup_bytes is fixed once the rings exist. */
+	return rings && memmon_rings_readable(rings, s->wakeup_bytes);
+}
+
+/*
+ * Copy whole records of one ring to @buf, at most @room bytes. Returns the
+ * bytes copied, or -EFAULT; *@blocked is set when the next record did not
+ * fit. read_lock held.
+ */
+static ssize_t memmon_read_ring(struct memmon_ring *r, char __user *buf,
+				size_t room, bool *blocked)
+{
+	const struct memmon_rec_header *rec;
+	enum memmon_peek st;
+	u64 prod, cons, start;
+	size_t len = 0;
+	u32 size;
+
+	/* [C], pairs with [B] in __memmon_ring_put(). */
+	prod = smp_load_acquire(&r->page->producer_pos);
+	/* User-writable: read once, validated by memmon_ring_peek(). */
+	cons = READ_ONCE(*r->consumer_pos);
+	start = cons;
+	for (;;) {
+		st = memmon_ring_peek(r, cons, prod, &rec, &size);
+		if (st != MEMMON_PEEK_RECORD)
+			break;
+		if (size > room - len) {
+			*blocked = true;
+			break;
+		}
+		len += size;
+		cons += size;
+	}
+	/*
+	 * [start, cons) is at most ring_size bytes from a position inside the
+	 * first copy of the data, so it is contiguous in the double mapping.
+	 */
+	if (len && copy_to_user(buf, r->data + (start & (r->size - 1)), len))
+		return -EFAULT;
+	/* A hostile or corrupt position: skip to what the producer published. */
+	if (st == MEMMON_PEEK_BAD)
+		cons = prod;
+	if (cons != start) {
+		/* [D], pairs with [A] in memmon_ring_reserve(): done with [start, cons). */
+		smp_store_release(r->consumer_pos, cons);
+	}
+	return len;
+}
+
+/* One pass over every ring. read_lock held. */
+static ssize_t memmon_read_rings(struct memmon_session *s,
+				 struct memmon_rings *rings,
+				 char __user *buf, size_t count)
+{
+	unsigned int i, cpu, nr = nr_cpu_ids;
+	bool blocked = false;
+	size_t copied = 0;
+	ssize_t n;
+
+	for (i = 0; i < nr; i++) {
+		cpu = (s->read_cpu + i) % nr;
+		if (!cpu_possible(cpu))
+			continue;
+		n = memmon_read_ring(&per_cpu_ptr(rings->cpu, cpu)->ring,
+				     buf + copied, count - copied, &blocked);
+		if (n < 0)
+			return copied ? copied : n;
+		copied += n;
+		if (blocked) {
+			/* Start with this ring's record next time. */
+			s->read_cpu = cpu;
+			return copied ? copied : -EINVAL;
+		}
+	}
+	s->read_cpu = (s->read_cpu + 1) % nr;
+	return copied;
+}
+
+/**
+ * memmon_session_read() - read(): copy whole records to userspace
+ * @s: the session
+ * @buf: the user buffer
+ * @count: its size
+ * @nonblock: O_NONBLOCK
+ *
+ * Rings are visited round robin, each call starting one CPU further, and
+ * each ring is drained as far as the buffer allows: records of one CPU keep
+ * their order, records of different CPUs are not merged by time (sort on
+ * time_ns if needed). Blocks, interruptibly, while every ring is empty; the
+ * wakeups are poll()'s, so a sleeper wakes at the watermark or on a loss.
+ *
+ * Context: process context, may sleep.
+ * Return: bytes copied (whole records); 0 for @count 0; -EINVAL if the
+ * next record is larger than @count; -EAGAIN if empty and @nonblock;
+ * -ERESTARTSYS on a signal; -EFAULT; or a ring allocation error.
+ */
+ssize_t memmon_session_read(struct memmon_session *s, char __user *buf,
+			    size_t count, bool nonblock)
+{
+	struct memmon_rings *rings;
+	ssize_t ret;
+
+	if (!count)
+		return 0;
+	rings = memmon_session_rings(s);
+	if (IS_ERR(rings))
+		return PTR_ERR(rings);
+	if (mutex_lock_interruptible(&s->read_lock))
+		return -ERESTARTSYS;
+	for (;;) {
+		ret = memmon_read_rings(s, rings, buf, count);
+		if (ret)
+			break;
+		if (nonblock) {
+			ret = -EAGAIN;
+			break;
+		}
+		/* [E]: prepare_to_wait() registers before the condition reads. */
+		if (wait_event_interruptible(s->wq, memmon_rings_readable(rings, 1))) {
+			ret = -ERESTARTSYS;
+			break;
+		}
+	}
+	mutex_unlock(&s->read_lock);
+	return ret;
+}
+
+/* ---------------------------------------------------------------------
+ * Module init and exit
+ */
+
+/**
+ * memmon_session_init() - validate the ring size parameters
+ *
+ * Context: module init, process context.
+ * Return: 0, or -EINVAL with a message naming the bad parameter.
+ */
+int memmon_session_init(void)
+{
+	u64 min = memmon_ring_size_min();
+
+	if (!is_power_of_2(ring_size_max) || ring_size_max < min ||
+	    ring_size_max > MEMMON_RING_SIZE_CEIL) {
+		pr_err("ring_size_max=%lu must be a power of two in [%llu, %u]\n",
+		       ring_size_max, min, MEMMON_RING_SIZE_CEIL);
+		return -EINVAL;
+	}
+	if (!is_power_of_2(ring_size) || ring_size < min ||
+	    ring_size > ring_size_max) {
+		pr_err("ring_size=%lu must be a power of two in [%llu, ring_size_max=%lu]\n",
+		       ring_size, min, ring_size_max);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/**
+ * memmon_session_cleanup() - module exit
+ *
+ * Every session is gone by now: each open file pins the module, and every
+ * VMA pins its file.
+ *
+ * Context: module exit, process context.
+ */
+void memmon_session_cleanup(void)
+{
+	WARN_ON_ONCE(memmon_session_ids || memmon_nr_enabled);
+}

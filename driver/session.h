@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * memmon: sessions, the state behind each open file of /dev/memmon.
+ */
+#ifndef _MEMMON_SESSION_H
+#define _MEMMON_SESSION_H
+
+#include <linux/kref.h>
+#include <linux/mutex.h>
+#include <linux/pid_namespace.h>
+#include <linux/types.h>
+#include <linux/wait.h>
+#include <linux/memmon.h>
+
+#include "ring_alloc.h"
+
+/**
+ * struct memmon_session - one open file of /dev/memmon
+ * @ref: references: the file, and every VMA of its mappings
+ * @id: bit number in session masks; memmon_sessions[@id] == this
+ * @pid_ns: the opener's PID namespace (a reference is held): record
+ *	tgid/tid and WATCH_LIST pids are numbers in it
+ * @lock: serialises configuration, ring creation, enable/disable, events
+ * @read_lock: serialises read() callers
+ * @wq: poll() and blocking read() wait here; the rings' irq_work wakes it
+ * @rings: NULL until created; then fixed until the session is freed
+ * @ring_size: configured data bytes per CPU
+ * @wakeup_bytes: configured poll watermark
+ * @events: mask of 1 << enum memmon_event
+ * @syscalls: mask of 1 << enum memmon_sys
+ * @enabled: between ENABLE and DISABLE
+ * @read_cpu: the ring read() starts with next (round robin)
+ *
+ * Synchronisation:
+ *
+ *   field          written                       read
+ *   -------------  ----------------------------  ----------------------------
+ *   ref            kref ops                      -
+ *   id, pid_ns     at creation                   anyone holding a ref
+ *   rings          @lock, once; store-release    producers (load-acquire,
+ *                                                RCU), holders of @lock or a
+ *                                                ref after it was seen set
+ *   ring_size,     @lock, only while !rings      @lock
+ *     wakeup_bytes
+ *   events,        @lock and memmon_sessions_lock  either lock
+ *     syscalls
+ *   enabled        @lock and memmon_sessions_lock  either lock
+ *   read_cpu       @read_lock                    @read_lock
+ *
+ * Producers never look at the fields above except @rings and @pid_ns: they
+ * learn which sessions want what from the global masks (session.c).
+ * Lock order: @read_lock, then @lock, then memmon_sessions_lock, then the
+ * watch table's lock. Nothing is copied from or to userspace under @lock
+ * (mmap() takes it under mmap_lock).
+ */
+struct memmon_session {
+	struct kref ref;
+	unsigned int id;
+	struct pid_namespace *pid_ns;
+	struct mutex lock;		/* config, rings, enabled, events */
+	struct mutex read_lock;		/* one read() at a time */
+	wait_queue_head_t wq;
+	struct memmon_rings *rings;
+	u64 ring_size;
+	u64 wakeup_bytes;
+	u64 events;
+	u64 syscalls;
+	bool enabled;
+	unsigned int read_cpu;
+};
+
+int memmon_session_init(void);
+void memmon_session_cleanup(void);
+
+struct memmon_session *memmon_session_create(void);
+void memmon_session_get(struct memmon_session *s);
+void memmon_session_put(struct memmon_session *s);
+
+struct memmon_rings *memmon_session_rings(struct memmon_session *s);
+void memmon_session_info(struct memmon_session *s, struct memmon_info *info);
+int memmon_session_configure(struct memmon_session *s,
+			     const struct memmon_config *cfg);
+int memmon_session_set_events(struct memmon_session *s,
+			      const struct memmon_events *ev);
+int memmon_session_enable(struct memmon_session *s);
+void memmon_session_disable(struct memmon_session *s);
+int memmon_session_watch(struct memmon_session *s, const struct memmon_watch *w,
+			 bool add);
+int memmon_session_mark(struct memmon_session *s, u32 flags,
+			const void *data, u32 len);
+int memmon_session_mmap(struct memmon_session *s, struct vm_area_struct *vma);
+bool memmon_session_poll_readable(struct memmon_session *s);
+ssize_t memmon_session_read(struct memmon_session *s, char __user *buf,
+			    size_t count, bool nonblock);
+void memmon_session_stats(struct memmon_session *s, u32 cpu,
+			  struct memmon_cpu_stats *st);
+
+#endif /* _MEMMON_SESSION_H */

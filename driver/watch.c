@@ -1,0 +1,527 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * memmon: the watched-process table.
+ *
+ * "Which sessions watch this task?" is asked by every hook, for every event
+ * of every task on the system, so the answer must be O(1), lock-free and
+ * write no shared cache line: an RCU hash of entries keyed by the struct pid
+ * of the thread-group leader (task_tgid()), each holding the u64 mask of the
+ * sessions that watch the process.
+ *
+ * Why struct pid * and not the pid number: we hold a reference on the struct
+ * pid, so it cannot be freed and reused while the entry exists; a process that
+ * dies and whose number is recycled gets a different struct pid, which never
+ * matches. The key survives exec by a non-leader thread too (de_thread()
+ * moves the leader's task onto the same TGID struct pid).
+ *
+ *   memmon_watch_hash[hash_ptr(pid)] -> entry -> entry -> ...
+ *                                       | pid       (reference held)
+ *                                       | sessions  bit n: session n watches
+ *                                       | follow    bit n: ... and its children
+ *
+ * Entries leave the table when the process exits (memmon_watch_exit(), from
+ * the exit hook), when the last session watching them drops them, and
+ * lazily (memmon_watch_prune()) when their process died while no hook was
+ * attached. An unlinked entry is freed, and its pid reference dropped, only
+ * after a grace period: a lookup still walking it compares against a pid its
+ * caller holds, and that pid could otherwise be a reuse of ours.
+ */
+#include "memmon.h"
+#include "emit.h"
+#include "watch.h"
+
+#include <linux/hash.h>
+#include <linux/moduleparam.h>
+#include <linux/rculist.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+
+/*
+ * 4096 buckets (32 KiB): a chain stays short up to a few thousand watched
+ * processes in total; beyond, lookups slow down gently (no resizing in the
+ * hot path).
+ */
+#define MEMMON_WATCH_HASH_BITS	12
+/* Hard ceiling of max_watch: a list of this many entries is 8 MiB. */
+#define MEMMON_WATCH_MAX_LIMIT	(1024U * 1024)
+
+static unsigned int max_watch = 4096;
+module_param(max_watch, uint, 0444);
+MODULE_PARM_DESC(max_watch,
+		 "Processes one session may watch, children followed included (default 4096, 1..1048576): bounds the memory a session pins with FOLLOW_CHILDREN on a fork-heavy workload");
+
+/**
+ * struct memmon_watched - one watched process
+ * @node: in memmon_watch_hash[]
+ * @pid: the thread-group leader's struct pid; a reference is held
+ * @sessions: bit n set: session n watches the process
+ * @follow: bit n set: session n also watches its future children
+ * @rcu: deferred free
+ *
+ * Synchronisation:
+ *
+ *   field     written under        read by                   how
+ *   --------  -------------------  ------------------------  -------------
+ *   node      memmon_watch_lock    lookups (RCU)             hlist *_rcu
+ *   pid       set before insert    lookups, lock holders     immutable
+ *   sessions  memmon_watch_lock    memmon_watchers() (RCU)   WRITE/READ_ONCE
+ *   follow    memmon_watch_lock    lock holders; RCU hint    WRITE/READ_ONCE
+ *
+ * Freed through call_rcu() after unlinking, never in place.
+ */
+struct memmon_watched {
+	struct hlist_node node;
+	struct pid *pid;
+	u64 sessions;
+	u64 follow;
+	struct rcu_head rcu;
+};
+
+/*
+ * memmon_watch_lock serialises every change of the table and of
+ * memmon_watch_count[]. Raw: the fork and exit hooks take it from tracepoint
+ * probes, with preemption disabled. Never taken from interrupts.
+ */
+static DEFINE_RAW_SPINLOCK(memmon_watch_lock);
+static struct hlist_head memmon_watch_hash[1 << MEMMON_WATCH_HASH_BITS];
+/* Entries with bit n in ->sessions; memmon_watch_lock. */
+static u32 memmon_watch_count[MEMMON_MAX_SESSIONS];
+/* Children a following session did not get: no memory, or max_watch. */
+static atomic_long_t memmon_watch_fork_dropped = ATOMIC_LONG_INIT(0);
+
+static struct hlist_head *memmon_watch_bucket(const struct pid *pid)
+{
+	return &memmon_watch_hash[hash_ptr(pid, MEMMON_WATCH_HASH_BITS)];
+}
+
+/* Lock held. */
+static struct memmon_watched *__memmon_watch_find(const struct pid *pid)
+{
+	struct memmon_watched *e;
+
+	hlist_for_each_entry(e, memmon_watch_bucket(pid), node)
+		if (e->pid == pid)
+			return e;
+	return NULL;
+}
+
+/* Lockless; the caller is in an RCU read-side critical section. */
+static struct memmon_watched *memmon_watch_find_rcu(const struct pid *pid)
+{
+	struct memmon_watched *e;
+
+	hlist_for_each_entry_rcu(e, memmon_watch_bucket(pid), node)
+		if (e->pid == pid)
+			return e;
+	return NULL;
+}
+
+static void memmon_watched_free_rcu(struct rcu_head *head)
+{
+	struct memmon_watched *e = container_of(head, struct memmon_watched, rcu);
+
+	put_pid(e->pid);
+	kfree(e);
+}
+
+/* Lock held. Drops @bits from @e, and @e itself once no session is left. */
+static void __memmon_watch_clear(struct memmon_watched *e, u64 bits)
+{
+	u64 m = e->sessions & bits;
+
+	while (m) {
+		memmon_watch_count[__ffs64(m)]--;
+		m &= m - 1;
+	}
+	WRITE_ONCE(e->follow, e->follow & ~bits);
+	WRITE_ONCE(e->sessions, e->sessions & ~bits);
+	if (!e->sessions) {
+		hlist_del_rcu(&e->node);
+		call_rcu(&e->rcu, memmon_watched_free_rcu);
+	}
+}
+
+/*
+ * Is the process of @pid gone, or going (its last thread is in do_exit(),
+ * past the point where memmon_watch_exit() is called)?
+ */
+static bool memmon_pid_dead(struct pid *pid)
+{
+	struct task_struct *t;
+	bool dead;
+
+	rcu_read_lock();
+	t = pid_task(pid, PIDTYPE_TGID);
+	dead = !t || !atomic_read(&t->signal->live);
+	rcu_read_unlock();
+	return dead;
+}
+
+/*
+ * Lock held. Drop the entries of processes that died while no exit hook was
+ * attached (no session enabled). O(table), for the ioctl paths only.
+ */
+static void __memmon_watch_prune(void)
+{
+	struct memmon_watched *e;
+	struct hlist_node *tmp;
+	unsigned int b;
+
+	for (b = 0; b < ARRAY_SIZE(memmon_watch_hash); b++)
+		hlist_for_each_entry_safe(e, tmp, &memmon_watch_hash[b], node)
+			if (memmon_pid_dead(e->pid))
+				__memmon_watch_clear(e, U64_MAX);
+}
+
+/**
+ * memmon_watch_max() - the per-session limit (module parameter max_watch)
+ *
+ * Context: any.
+ * Return: the most processes one session may watch.
+ */
+unsigned int memmon_watch_max(void)
+{
+	return max_watch;
+}
+
+/**
+ * memmon_watch_add() - watch a process for a session
+ * @id: the session
+ * @task: the process's thread-group leader; the caller holds a reference and
+ *	has checked the caller's right to watch it
+ * @follow: also watch its future children (MEMMON_WATCH_FOLLOW_CHILDREN)
+ *
+ * Context: process context, may sleep (allocates with GFP_KERNEL).
+ * Return: 0; -ESRCH if the process is exiting; -EEXIST if the session
+ * watches it already; -ENOSPC if the session watches max_watch processes;
+ * -ENOMEM.
+ */
+int memmon_watch_add(unsigned int id, struct task_struct *task, bool follow)
+{
+	struct pid *pid = task_tgid(task);
+	struct memmon_watched *e, *new;
+	u64 bit = BIT_ULL(id);
+	int err = 0;
+
+	new = kzalloc(sizeof(*new), GFP_KERNEL_ACCOUNT);
+	if (!new)
+		return -ENOMEM;
+
+	raw_spin_lock(&memmon_watch_lock);
+	/*
+	 * Under the lock, against memmon_watch_exit(): do_exit() drops
+	 * signal->live before the exit hook runs, and the hook takes this
+	 * lock. Either we see live == 0 here, or the hook comes after us and
+	 * removes what we add. No stale entry either way.
+	 */
+	if (!atomic_read(&task->signal->live)) {
+		err = -ESRCH;
+		goto out_unlock;
+	}
+	e = __memmon_watch_find(pid);
+	if (e && (e->sessions & bit)) {
+		err = -EEXIST;
+		goto out_unlock;
+	}
+	if (memmon_watch_count[id] >= max_watch) {
+		__memmon_watch_prune();
+		/* @e is alive (its process is @task): the prune kept it. */
+		if (memmon_watch_count[id] >= max_watch) {
+			err = -ENOSPC;
+			goto out_unlock;
+		}
+	}
+	if (!e) {
+		e = new;
+		new = NULL;
+		e->pid = get_pid(pid);
+		e->sessions = bit;
+		e->follow = follow ? bit : 0;
+		/* Publishes the initialised entry (release). */
+		hlist_add_head_rcu(&e->node, memmon_watch_bucket(pid));
+	} else {
+		WRITE_ONCE(e->follow, follow ? e->follow | bit : e->follow & ~bit);
+		WRITE_ONCE(e->sessions, e->sessions | bit);
+	}
+	memmon_watch_count[id]++;
+out_unlock:
+	raw_spin_unlock(&memmon_watch_lock);
+	kfree(new);
+	return err;
+}
+
+/**
+ * memmon_watch_del() - stop watching a process for a session
+ * @id: the session
+ * @pid: the process's struct pid (thread-group leader)
+ *
+ * Context: process context (takes a raw spinlock; does not sleep).
+ * Return: 0, or -ENOENT if the session does not watch it.
+ */
+int memmon_watch_del(unsigned int id, struct pid *pid)
+{
+	struct memmon_watched *e;
+	int err = 0;
+
+	raw_spin_lock(&memmon_watch_lock);
+	e = __memmon_watch_find(pid);
+	if (e && (e->sessions & BIT_ULL(id)))
+		__memmon_watch_clear(e, BIT_ULL(id));
+	else
+		err = -ENOENT;
+	raw_spin_unlock(&memmon_watch_lock);
+	return err;
+}
+
+/**
+ * memmon_watch_list() - the processes a session watches
+ * @id: the session
+ * @ns: the PID namespace to report numbers in (the session opener's); a
+ *	process not visible there is reported as pid 0
+ * @out: room for @cap entries (kernel memory)
+ * @cap: capacity of @out
+ *
+ * Drops the entries of dead processes first, so the list holds live ones.
+ *
+ * Context: process context (takes a raw spinlock; does not sleep).
+ * Return: the number of processes watched; the first min(that, @cap) are
+ * in @out.
+ */
+u32 memmon_watch_list(unsigned int id, struct pid_namespace *ns,
+		      struct memmon_watch_entry *out, u32 cap)
+{
+	const struct memmon_watched *e;
+	u64 bit = BIT_ULL(id);
+	unsigned int b;
+	u32 n = 0;
+
+	raw_spin_lock(&memmon_watch_lock);
+	__memmon_watch_prune();
+	for (b = 0; b < ARRAY_SIZE(memmon_watch_hash); b++) {
+		hlist_for_each_entry(e, &memmon_watch_hash[b], node) {
+			if (!(e->sessions & bit))
+				continue;
+			if (n < cap) {
+				out[n].pid = pid_nr_ns(e->pid, ns);
+				out[n].flags = e->follow & bit ?
+					       MEMMON_WATCH_FOLLOW_CHILDREN : 0;
+			}
+			n++;
+		}
+	}
+	raw_spin_unlock(&memmon_watch_lock);
+	return n;
+}
+
+/**
+ * memmon_watch_remove_session() - forget everything a session watches
+ * @id: the session, being torn down
+ *
+ * After this returns no entry has bit @id, and memmon_watch_fork() can no
+ * longer add one (it re-reads the parent's masks under the lock). Lookups
+ * that read the old mask may still be running: the caller waits for a grace
+ * period before reusing @id.
+ *
+ * Context: process context (takes a raw spinlock; does not sleep).
+ */
+void memmon_watch_remove_session(unsigned int id)
+{
+	struct memmon_watched *e;
+	struct hlist_node *tmp;
+	unsigned int b;
+
+	raw_spin_lock(&memmon_watch_lock);
+	for (b = 0; b < ARRAY_SIZE(memmon_watch_hash); b++)
+		hlist_for_each_entry_safe(e, tmp, &memmon_watch_hash[b], node)
+			if (e->sessions & BIT_ULL(id))
+				__memmon_watch_clear(e, BIT_ULL(id));
+	memmon_watch_count[id] = 0;
+	raw_spin_unlock(&memmon_watch_lock);
+}
+
+/**
+ * memmon_watchers() - the sessions that watch a task's process
+ * @task: the task (usually current); the caller keeps it alive
+ *
+ * One RCU hash lookup; reads only, so an unwatched task costs no write to a
+ * shared cache line. The mask is a snapshot: it is meaningful only inside the
+ * caller's own RCU read-side critical section (preemption disabled counts),
+ * which must last until memmon_emit() is done with it. Session ids are
+ * reused only after a grace period, so within that section a bit never
+ * names a different session.
+ *
+ * Context: any context the hooks run in: task, softirq, IRQ, preemption
+ * disabled or not (takes rcu_read_lock() itself). Not NMI-safe only in that
+ * it may see a task in the middle of exit, which is harmless.
+ * Return: mask of session ids (bit n: session n), 0 if none.
+ */
+u64 memmon_watchers(struct task_struct *task)
+{
+	struct memmon_watched *e;
+	struct pid *pid;
+	u64 mask = 0;
+
+	rcu_read_lock();
+	/* NULL once the leader is unhashed (release_task()). */
+	pid = READ_ONCE(task->signal->pids[PIDTYPE_TGID]);
+	if (pid) {
+		e = memmon_watch_find_rcu(pid);
+		if (e)
+			mask = READ_ONCE(e->sessions);
+	}
+	rcu_read_unlock();
+	return mask;
+}
+
+/**
+ * memmon_watch_fork() - follow a new child
+ * @parent: the task that called fork/clone (current)
+ * @child: the new task, not yet running
+ * @clone_flags: its clone flags
+ *
+ * If @child is a new process (not CLONE_THREAD) and some sessions watch
+ * @parent's process with MEMMON_WATCH_FOLLOW_CHILDREN, those sessions watch
+ * the child too, following its children in turn. A session already at
+ * max_watch, or an allocation failure, leaves the child unwatched for that
+ * session (counted in memmon_watch_fork_dropped).
+ *
+ * Context: the sched_process_fork tracepoint: process context, preemption
+ * disabled, so the entry is allocated with GFP_ATOMIC (not PREEMPT_RT-safe:
+ * like any tracepoint-time kmalloc). Before @child first runs, so nothing it
+ * does escapes.
+ */
+void memmon_watch_fork(struct task_struct *parent, struct task_struct *child,
+		       unsigned long clone_flags)
+{
+	struct memmon_watched *e, *ce, *new;
+	struct pid *ppid, *cpid;
+	u64 follow, add, m;
+
+	if (clone_flags & CLONE_THREAD)
+		return;
+
+	/* Unlocked first: nearly every fork is of an unfollowed process. */
+	rcu_read_lock();
+	ppid = task_tgid(parent);
+	e = memmon_watch_find_rcu(ppid);
+	follow = e ? READ_ONCE(e->follow) & READ_ONCE(e->sessions) : 0;
+	rcu_read_unlock();
+	if (!follow)
+		return;
+
+	cpid = task_tgid(child);
+	new = kzalloc(sizeof(*new), GFP_ATOMIC | __GFP_NOWARN);
+
+	raw_spin_lock(&memmon_watch_lock);
+	/* Again, authoritatively: a session may have gone meanwhile. */
+	e = __memmon_watch_find(ppid);
+	follow = e ? e->follow & e->sessions : 0;
+	ce = __memmon_watch_find(cpid);
+	add = follow & ~(ce ? ce->sessions : 0);
+	for (m = add; m; m &= m - 1) {
+		if (memmon_watch_count[__ffs64(m)] >= max_watch) {
+			add &= ~BIT_ULL(__ffs64(m));
+			atomic_long_inc(&memmon_watch_fork_dropped);
+		}
+	}
+	if (!add)
+		goto out_unlock;
+	if (!ce) {
+		if (!new) {
+			atomic_long_add(hweight64(add), &memmon_watch_fork_dropped);
+			goto out_unlock;
+		}
+		ce = new;
+		new = NULL;
+		ce->pid = get_pid(cpid);
+		ce->sessions = add;
+		ce->follow = add;
+		hlist_add_head_rcu(&ce->node, memmon_watch_bucket(cpid));
+	} else {
+		WRITE_ONCE(ce->follow, ce->follow | add);
+		WRITE_ONCE(ce->sessions, ce->sessions | add);
+	}
+	for (m = add; m; m &= m - 1)
+		memmon_watch_count[__ffs64(m)]++;
+out_unlock:
+	raw_spin_unlock(&memmon_watch_lock);
+	kfree(new);
+}
+
+/**
+ * memmon_watch_exit() - a watched process is gone
+ * @task: an exiting task (current)
+ *
+ * Removes @task's process from every session once its whole thread group is
+ * exiting (signal->live reached 0); an earlier thread's exit is ignored, so
+ * the hook may call this for every exiting thread. Call it after the
+ * process's last record was emitted.
+ *
+ * Context: the sched_process_exit tracepoint: process context, preemption
+ * disabled; after do_exit() decremented signal->live (memmon_watch_add()
+ * relies on that order).
+ */
+void memmon_watch_exit(struct task_struct *task)
+{
+	struct memmon_watched *e;
+	struct pid *pid;
+
+	if (atomic_read(&task->signal->live))
+		return;
+	pid = task_tgid(task);
+	if (!pid)
+		return;
+	rcu_read_lock();
+	e = memmon_watch_find_rcu(pid);
+	rcu_read_unlock();
+	if (!e)
+		return;
+
+	raw_spin_lock(&memmon_watch_lock);
+	e = __memmon_watch_find(pid);
+	if (e)
+		__memmon_watch_clear(e, U64_MAX);
+	raw_spin_unlock(&memmon_watch_lock);
+}
+
+/**
+ * memmon_watch_init() - validate the max_watch parameter
+ *
+ * Context: module init, process context.
+ * Return: 0, or -EINVAL for an out-of-range max_watch.
+ */
+int memmon_watch_init(void)
+{
+	if (!max_watch || max_watch > MEMMON_WATCH_MAX_LIMIT) {
+		pr_err("max_watch=%u is outside 1..%u\n", max_watch,
+		       MEMMON_WATCH_MAX_LIMIT);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/**
+ * memmon_watch_cleanup() - empty the table for module unload
+ *
+ * Every session is gone (each open file pins the module), so the table is
+ * normally empty already. Waits for the RCU callbacks that free entries:
+ * they run module code.
+ *
+ * Context: module exit, process context, may sleep.
+ */
+void memmon_watch_cleanup(void)
+{
+	struct memmon_watched *e;
+	struct hlist_node *tmp;
+	unsigned int b;
+
+	raw_spin_lock(&memmon_watch_lock);
+	for (b = 0; b < ARRAY_SIZE(memmon_watch_hash); b++)
+		hlist_for_each_entry_safe(e, tmp, &memmon_watch_hash[b], node)
+			__memmon_watch_clear(e, U64_MAX);
+	raw_spin_unlock(&memmon_watch_lock);
+	rcu_barrier();
+	if (atomic_long_read(&memmon_watch_fork_dropped))
+		pr_info("%ld children were not followed (no memory or max_watch)\n",
+			atomic_long_read(&memmon_watch_fork_dropped));
+}
