@@ -113,7 +113,7 @@ UNIT_TESTS	+= $(LIB_TESTS)
 LIB_UNIT_DIR	:= $(B)/libunit
 LIB_UNIT_BINS	:= $(addprefix $(LIB_UNIT_DIR)/,$(LIB_TESTS))
 
-$(LIB_UNIT_DIR)/%: tests/unit/%.c $(LIB_SRCS) $(LIB_HDRS) $(wildcard tests/unit/test_lib_*.h)
+$(LIB_UNIT_DIR)/%: tests/unit/%.c $(LIB_SRCS) $(LIB_HDRS) $(wildcard tests/unit/*.h tools/*.[ch])
 	@mkdir -p $(@D)
 	$(CC) $(filter-out -O2 -std=%,$(USER_CFLAGS)) -std=gnu11 $($*_CFLAGS) \
 		-o $@ $($*_SRCS) $($*_LIBS)

@@ -69,6 +69,9 @@ static inline void run_memmon(struct run *res, const char *env,
 	res->code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 	slurp_fd(ofd, res->out, sizeof(res->out));
 	slurp_fd(efd, res->err, sizeof(res->err));
+	if (getenv("TEST_VERBOSE"))
+		fprintf(stderr, "--- memmon %s: exit %d\n%s--- stderr:\n%s",
+			argv[1] ? argv[1] : "", res->code, res->out, res->err);
 	close(ofd);
 	close(efd);
 	unlink(outp);
