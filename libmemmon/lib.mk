@@ -133,3 +133,6 @@ lib-check-headers:
 			-fsyntax-only $(B)/hdrcheck/t.cc; \
 		echo "header ok: $$h"; \
 	done
+
+# test_lib_man builds the man page's examples from the repository root.
+test_lib_man_CFLAGS	+= -DREPO_ROOT='"$(CURDIR)"'
