@@ -196,7 +196,8 @@ static void __memmon_emit_one(struct memmon_session *s,
 		p = (u8 *)(hdr + 1);
 		memcpy(p, body, body_len);
 		p += body_len;
-		memcpy(p, tail, tail_len);
+		if (tail_len)
+			memcpy(p, tail, tail_len);
 		p += tail_len;
 		/* Never leak stale ring bytes: the padding is zero. */
 		memset(p, 0, size - len);
@@ -225,8 +226,9 @@ static void __memmon_emit_one(struct memmon_session *s,
  * event and counts it (ring.h). Nothing sleeps, nothing takes a lock.
  *
  * Context: any context the hooks run in: task context with or without
- * preemption, tracepoint probes (RCU-sched), softirq, IRQ; nested on this
- * CPU is fine. @sessions must have been computed inside the same RCU
+ * preemption, tracepoint probes (RCU-sched), softirq, IRQ, NMI (a kprobe on
+ * an int3); nested on this CPU is fine: only local ops, RCU reads and
+ * irq_work_queue(). @sessions must have been computed inside the same RCU
  * read-side critical section (see memmon_watchers()). Disables preemption
  * itself (notrace, so an ftrace-based caller does not recurse).
  * Pairs with: [A]/[B] inside ring.h; [E] through the irq_work.

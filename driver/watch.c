@@ -350,9 +350,8 @@ void memmon_watch_remove_session(unsigned int id)
  * reused only after a grace period, so within that section a bit never
  * names a different session.
  *
- * Context: any context the hooks run in: task, softirq, IRQ, preemption
- * disabled or not (takes rcu_read_lock() itself). Not NMI-safe only in that
- * it may see a task in the middle of exit, which is harmless.
+ * Context: any context the hooks run in: task, softirq, IRQ, NMI,
+ * preemption disabled or not (takes rcu_read_lock() itself; never a lock).
  * Return: mask of session ids (bit n: session n), 0 if none.
  */
 u64 memmon_watchers(struct task_struct *task)
