@@ -405,7 +405,7 @@ out_unlock:
 /**
  * memmon_session_create() - a new session for an open()
  *
- * Defaults: ring_size from the module parameter, wakeup at a quarter of it,
+ * The defaults: ring_size from the module parameter, wakeup at a quarter of it,
  * every event and syscall, nothing watched, disabled, no rings yet.
  *
  * Context: process context, may sleep.
