@@ -43,7 +43,15 @@ struct memmon_layout {
  * @wq: the session's wait queue (outlives the rings)
  *
  * Per-CPU memory, so each CPU's producer writes its own cache lines on its
- * own node. @wake and @wq are set at allocation and never change.
+ * own node.
+ *
+ *   field   written                       read
+ *   ------  ----------------------------  ---------------------------------
+ *   ring    see struct memmon_ring        see struct memmon_ring
+ *   wake    irq_work_queue() by this      irq_work core; irq_work_sync() at
+ *           CPU's producers (atomic       free, after a grace period
+ *           claim inside)
+ *   wq      at allocation                 the irq_work callback
  */
 struct memmon_cpu_ring {
 	struct memmon_ring ring;
@@ -62,8 +70,11 @@ struct memmon_cpu_ring {
  * @pages: the page array @producer was built from (data pages twice)
  * @nr_pages: entries of @pages
  *
- * Immutable after memmon_rings_alloc(); freed by memmon_rings_free() once
- * no producer can be inside and no VMA maps it (the session's refcount).
+ * Synchronisation: every field is written once, by memmon_rings_alloc(),
+ * before the rings are published (store-release of session->rings); all
+ * readers load that pointer with acquire. Freed by memmon_rings_free() once
+ * no producer can be inside and no VMA maps them (the session's refcount).
+ * What lives *in* the areas is the ring protocol's ([A]-[E], ring.h).
  */
 struct memmon_rings {
 	struct memmon_layout layout;
