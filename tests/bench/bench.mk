@@ -1,0 +1,38 @@
+# Benchmarks (`make bench`): not part of `make check`; they report, never
+# pass or fail on speed. tests/bench/bench boots one VM for everything that
+# involves the kernel and runs the host-side measurements itself; see
+# docs/benchmarks.md.
+#
+#   make bench          the full run (about 10-15 min): table on stdout,
+#                       build/bench.json, log in build/bench/bench.log
+#   make bench-quick    a smoke run (one short pass)
+#   make bench-progs    only build the programs under build/bench/
+#
+# The workloads are linked statically: their own start-up then adds only a
+# handful of mmaps and faults to what the tracers count.
+
+BENCH_DIR	:= $(B)/bench
+BENCH_CFLAGS	:= $(USER_CFLAGS) -I uapi
+BENCH_PROGS	:= $(BENCH_DIR)/wl $(BENCH_DIR)/drain
+
+.PHONY: bench bench-quick bench-progs
+
+bench-progs: $(BENCH_PROGS)
+
+$(BENCH_DIR)/wl: tests/bench/wl.c uapi/linux/memmon.h
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_CFLAGS) -static -o $@ $< -lpthread
+
+$(BENCH_DIR)/drain: tests/bench/drain.c uapi/linux/memmon.h
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_CFLAGS) -static -o $@ $<
+
+# The module, library and tool are built by the script, each on its own, so
+# that a part that does not build yet only skips its configurations.
+bench: bench-progs
+	scripts/deps --bench
+	tests/bench/bench
+
+bench-quick: bench-progs
+	scripts/deps --bench
+	tests/bench/bench -q
