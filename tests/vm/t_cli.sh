@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# The memmon command against the real module: info, trace (text, JSON,
+# event filter, follow children, exit status), record/report, Ctrl-C during
+# record, marks, usage errors, permission errors. Runs in the VM from the
+# repository root with a fresh memmon.ko loaded.
+set -u
+M=$PWD/build/bin/memmon
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+n=0
+t() { # t DESCRIPTION CMD... : one TAP line for the exit status of CMD
+	local what=$1
+	shift
+	n=$((n + 1))
+	if "$@"; then
+		echo "ok $n - $what"
+	else
+		echo "not ok $n - $what"
+	fi
+}
+has() { grep -q -- "$2" "$1"; }
+hasnt() { ! grep -q -- "$2" "$1"; }
+code() { # code WANT CMD...: CMD exits with WANT
+	local want=$1
+	shift
+	"$@" >"$tmp/out" 2>"$tmp/err"
+	[ $? -eq "$want" ]
+}
+PY=/usr/bin/python3
+
+t "memmon binary is built" test -x "$M"
+# info: the module answers GET_INFO with ABI 1
+t "info exits 0" code 0 "$M" info
+t "info shows ABI 1.x" has "$tmp/out" '^abi  *1\.'
+
+# trace -- CMD: the command's events, its mark, its exit; its status is ours
+t "trace of a command exits with its status" code 0 "$M" trace -- "$M" mark hello vm
+t "trace shows the command's mark" has "$tmp/out" 'mark "hello vm"'
+t "trace shows the exec" has "$tmp/out" "exec \"$M\""
+t "trace shows the group exit" has "$tmp/out" 'exit exited 0 group'
+t "trace shows decoded mmap calls" has "$tmp/out" 'mmap(NULL, [0-9]*, PROT_READ'
+t "trace shows file paths of mapped fds" has "$tmp/out" '3</.*libc.so.6>'
+t "trace shows faults" has "$tmp/out" 'fault 0x[0-9a-f]* ip=0x[0-9a-f]* '
+t "a failing command's status comes back" code 3 "$M" trace -- sh -c 'exit 3'
+
+# a known mapping, strace style
+t "trace of a 1 MiB shared anonymous mmap" code 0 "$M" trace -e mmap -- \
+	$PY -c 'import mmap; mmap.mmap(-1, 1 << 20)'
+t "... is decoded with its flags" has "$tmp/out" \
+	'mmap(NULL, 1048576, PROT_READ|PROT_WRITE, MAP_SHARED|MAP_ANONYMOUS, -1, 0) = 0x'
+t "-e mmap shows no faults" hasnt "$tmp/out" ' fault '
+t "-e mmap shows no munmap" hasnt "$tmp/out" 'munmap('
+
+# JSON lines
+t "trace --json exits 0" code 0 "$M" trace --json -- "$M" mark json
+t "every --json line is a JSON object" $PY -c '
+import json, sys
+n = 0
+for line in open(sys.argv[1]):
+    o = json.loads(line)
+    assert isinstance(o, dict) and "type" in o and "time_ns" in o
+    n += 1
+assert n > 10
+' "$tmp/out"
+
+# -f: a child's mark (the child is a new process of the shell)
+t "trace -f follows children" code 0 "$M" trace -f -- sh -c "$M mark from-child; true"
+t "... and shows the child's mark" has "$tmp/out" 'mark "from-child"'
+t "... and the fork" has "$tmp/out" ' fork [0-9]*/[0-9]*'
+
+# record / report
+t "record -- CMD exits 0" code 0 "$M" record -o "$tmp/a.trace" -- "$M" mark rec
+t "record says how many events it wrote" has "$tmp/err" 'events written to'
+t "report reads it" code 0 "$M" report "$tmp/a.trace"
+t "report shows the process and its exit" has "$tmp/out" "($M), exited 0"
+t "report shows the leak candidates" has "$tmp/out" 'still mapped at exit'
+t "report shows no loss" has "$tmp/out" '^lost events: 0$'
+t "report --json is one JSON document" sh -c "'$M' report --json '$tmp/a.trace' | $PY -c 'import json,sys; d=json.load(sys.stdin); assert d[\"processes\"]'"
+t "record -z writes a smaller file that reads the same" sh -c "
+	'$M' record -z -o '$tmp/z.trace' -- '$M' mark rec 2>/dev/null &&
+	'$M' report '$tmp/z.trace' | grep -q 'exited 0'"
+
+# Ctrl-C during record leaves a complete file
+sleep 30 &
+victim=$!
+"$M" record -o "$tmp/int.trace" -p $victim 2>"$tmp/int.err" &
+rec=$!
+sleep 2
+kill -INT $rec
+wait $rec
+t "record stops on SIGINT with status 0" test $? -eq 0
+kill $victim 2>/dev/null
+t "the interrupted file reads" code 0 "$M" report "$tmp/int.trace"
+t "... and is complete (not truncated)" hasnt "$tmp/err" truncated
+
+# usage errors: exit 2 and a message
+t "bad event name: exit 2" code 2 "$M" trace -e bogus -p 1
+t "... lists the valid events" has "$tmp/err" 'Valid events: all, syscalls, faults'
+t "bad ring size: exit 2" code 2 "$M" trace -m 3M -p 1
+t "ring size beyond the module's limit: exit 1 with the limits hint" code 1 "$M" trace -m 4G -- true
+t "... names memmon info" has "$tmp/err" "memmon info"
+t "PID not found: exit 1" code 1 "$M" trace -p 4194303
+t "mark with nobody watching succeeds" code 0 "$M" mark nobody
+
+# permissions: an unprivileged user is told which capability
+t "unprivileged info fails" code 1 setpriv --reuid=65534 --regid=65534 --clear-groups "$M" info
+t "... naming CAP_PERFMON" has "$tmp/err" 'CAP_PERFMON'
+exit 0
