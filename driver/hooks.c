@@ -1,11 +1,148 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * memmon: attaching and detaching the instrumentation as a whole.
- * (Placeholder until the syscall, fault and lifecycle hooks land: nothing
- * is attached yet, so only MARK records flow.)
+ * memmon: attaching and detaching the instrumentation as a whole, and the
+ * helpers the hook groups share (tracepoint lookup, path buffers).
+ *
+ * The hooks exist only while at least one session is enabled: session.c
+ * calls memmon_hooks_attach() when the first one is enabled and
+ * memmon_hooks_detach() after the last one is disabled, so a system with
+ * memmon loaded but idle runs none of our code. Attach is all-or-nothing:
+ * the groups attach in a fixed order and a failure detaches, in reverse,
+ * the groups already attached.
  */
 #include "memmon.h"
-#include "emit.h"
+#include "hooks.h"
+
+#include <linux/mutex.h>
+#include <linux/percpu.h>
+#include <linux/string.h>
+#include <linux/tracepoint.h>
+
+/*
+ * Serialises attach/detach against the readers of the groups' statistics
+ * (procfs.c). session.c's own mutex already serialises attach against
+ * detach; this one nests inside it.
+ */
+static DEFINE_MUTEX(memmon_hooks_lock);
+static bool memmon_hooks_attached;
+
+/*
+ * Tracepoints by name: the __tracepoint_* symbols are not exported.
+ */
+
+struct memmon_tp_lookup {
+	const char *name;
+	struct tracepoint *tp;
+};
+
+static void memmon_tp_match(struct tracepoint *tp, void *priv)
+{
+	struct memmon_tp_lookup *l = priv;
+
+	if (!l->tp && !strcmp(tp->name, l->name))
+		l->tp = tp;
+}
+
+/**
+ * memmon_find_tracepoint() - a built-in tracepoint by name.
+ * @name: e.g. "sched_process_fork".
+ *
+ * Context: process context.
+ * Return: the tracepoint, or NULL if the kernel has none of that name.
+ */
+struct tracepoint *memmon_find_tracepoint(const char *name)
+{
+	struct memmon_tp_lookup l = { .name = name };
+
+	for_each_kernel_tracepoint(memmon_tp_match, &l);
+	return l.tp;
+}
+
+/*
+ * Path buffers: one PATH_MAX buffer per CPU for d_path() in handlers that
+ * run with preemption disabled (syscall return, exec tracepoint). None of
+ * them runs in interrupt context, so they cannot nest on a CPU; the busy
+ * flag turns a nesting we did not foresee into "no path" rather than into
+ * two writers in one buffer.
+ */
+
+struct memmon_pathbuf {
+	bool busy;
+	char buf[PATH_MAX];
+};
+
+static struct memmon_pathbuf __percpu *memmon_pathbufs;
+
+/**
+ * memmon_pathbuf_alloc() - allocate the per-CPU path buffers.
+ *
+ * Context: process context, may sleep; under memmon_hooks_lock.
+ * Return: 0 or -ENOMEM.
+ */
+int memmon_pathbuf_alloc(void)
+{
+	memmon_pathbufs = alloc_percpu(struct memmon_pathbuf);
+	return memmon_pathbufs ? 0 : -ENOMEM;
+}
+
+/**
+ * memmon_pathbuf_free() - free them once no handler can run.
+ *
+ * Context: process context; under memmon_hooks_lock, after detach.
+ */
+void memmon_pathbuf_free(void)
+{
+	free_percpu(memmon_pathbufs);
+	memmon_pathbufs = NULL;
+}
+
+/**
+ * memmon_pathbuf_get() - this CPU's path buffer (PATH_MAX bytes).
+ *
+ * Context: preemption disabled until memmon_pathbuf_put(); not from
+ * interrupts.
+ * Return: the buffer, or NULL if it is in use on this CPU.
+ */
+char *memmon_pathbuf_get(void)
+{
+	struct memmon_pathbuf *pb = this_cpu_ptr(memmon_pathbufs);
+
+	if (pb->busy)
+		return NULL;
+	pb->busy = true;
+	return pb->buf;
+}
+
+/**
+ * memmon_pathbuf_put() - release what memmon_pathbuf_get() returned.
+ *
+ * Context: the same CPU, preemption still disabled.
+ */
+void memmon_pathbuf_put(void)
+{
+	this_cpu_ptr(memmon_pathbufs)->busy = false;
+}
+
+/*
+ * Attach / detach.
+ */
+
+struct memmon_hook_group {
+	const char *name;
+	int (*attach)(void);
+	void (*detach)(void);
+};
+
+/*
+ * Attach order. Lifecycle goes before syscalls and faults so that fork is
+ * followed as soon as anything is recorded; rss last (it only reads).
+ */
+static const struct memmon_hook_group memmon_hook_groups[] = {
+	{ "lifecycle",	memmon_life_attach,	memmon_life_detach },
+	{ "syscalls",	memmon_sys_attach,	memmon_sys_detach },
+	{ "faults",	memmon_fault_attach,	memmon_fault_detach },
+	{ "rss",	memmon_rss_attach,	memmon_rss_detach },
+};
 
 /**
  * memmon_hooks_attach() - attach every hook (first session enabled).
@@ -15,14 +152,98 @@
  */
 int memmon_hooks_attach(void)
 {
+	unsigned int i;
+	int err;
+
+	mutex_lock(&memmon_hooks_lock);
+	if (WARN_ON_ONCE(memmon_hooks_attached)) {
+		err = -EBUSY;
+		goto out_unlock;
+	}
+	err = memmon_pathbuf_alloc();
+	if (err)
+		goto out_unlock;
+	for (i = 0; i < ARRAY_SIZE(memmon_hook_groups); i++) {
+		err = memmon_hook_groups[i].attach();
+		if (err) {
+			pr_err("attaching the %s hooks failed: %d\n",
+			       memmon_hook_groups[i].name, err);
+			goto err_detach;
+		}
+	}
+	memmon_hooks_attached = true;
+	mutex_unlock(&memmon_hooks_lock);
 	return 0;
+
+err_detach:
+	while (i--)
+		memmon_hook_groups[i].detach();
+	memmon_pathbuf_free();
+out_unlock:
+	mutex_unlock(&memmon_hooks_lock);
+	return err;
 }
 
 /**
  * memmon_hooks_detach() - detach every hook (last session disabled).
  *
+ * On return no handler of ours runs or will run; tasks still inside a
+ * hooked function return through kernel text only.
+ *
  * Context: process context, may sleep; serialised by the caller.
  */
 void memmon_hooks_detach(void)
 {
+	unsigned int i = ARRAY_SIZE(memmon_hook_groups);
+
+	mutex_lock(&memmon_hooks_lock);
+	if (memmon_hooks_attached) {
+		while (i--)
+			memmon_hook_groups[i].detach();
+		memmon_pathbuf_free();
+		memmon_hooks_attached = false;
+	}
+	mutex_unlock(&memmon_hooks_lock);
+}
+
+/**
+ * memmon_hooks_stats() - counters for /proc/memmon/stats.
+ * @attached:     out: whether the hooks are attached now.
+ * @sys_missed:   out: syscalls lost for want of a kretprobe instance.
+ * @fault_missed: out: faults lost the same way.
+ *
+ * Context: process context, may sleep.
+ */
+void memmon_hooks_stats(bool *attached, unsigned long *sys_missed,
+			unsigned long *fault_missed)
+{
+	mutex_lock(&memmon_hooks_lock);
+	*attached = memmon_hooks_attached;
+	*sys_missed = memmon_sys_missed();
+	*fault_missed = memmon_fault_missed();
+	mutex_unlock(&memmon_hooks_lock);
+}
+
+/**
+ * memmon_hooks_init() - module init of the instrumentation side.
+ *
+ * Context: module init.
+ * Return: 0 or a negative errno.
+ */
+int memmon_hooks_init(void)
+{
+	return memmon_procfs_init();
+}
+
+/**
+ * memmon_hooks_exit() - module exit of the instrumentation side.
+ *
+ * Every session is gone by now, so the hooks are detached.
+ *
+ * Context: module exit.
+ */
+void memmon_hooks_exit(void)
+{
+	memmon_procfs_exit();
+	WARN_ON_ONCE(memmon_hooks_attached);
 }

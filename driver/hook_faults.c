@@ -1,0 +1,476 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * memmon: page faults (MEMMON_REC_FAULT).
+ *
+ * Fidelity first. The kernel counts a task's faults (min_flt, maj_flt, i.e.
+ * getrusage's ru_minflt and ru_majflt) in exactly one place,
+ * mm_account_fault() at the end of handle_mm_fault(), with this rule
+ * (mm/memory.c, 6.1):
+ *
+ *   not counted  if ret & (VM_FAULT_ERROR | VM_FAULT_RETRY)
+ *   major        if ret & VM_FAULT_MAJOR, or flags & FAULT_FLAG_TRIED
+ *   minor        otherwise
+ *   on           current (not the mm's owner: GUP on another mm counts on
+ *                the task doing it)
+ *
+ * Every caller goes through handle_mm_fault(): the x86 fault handler for
+ * user-mode faults and for kernel-mode faults on user addresses
+ * (copy_to_user and friends), and GUP (mlock, MAP_POPULATE,
+ * process_vm_readv, execve's argument copy...). So a kretprobe on
+ * handle_mm_fault() that applies the same rule to (ret, flags), and
+ * attributes the record to current, gives records whose HANDLED ones count
+ * exactly what getrusage counts: result == MEMMON_FRES_HANDLED exactly
+ * when counted, MEMMON_FAULTF_MAJOR exactly when counted major. A fault
+ * that returned VM_FAULT_RETRY gets its own record (result RETRY); its
+ * retry is another call, with FAULT_FLAG_TRIED, hence major, exactly as the
+ * kernel counts it. The kretprobe is unload-safe for the same reasons as
+ * the syscall hooks (hook_syscalls.c): major faults sleep, uffd faults may
+ * sleep forever, and detach must not wait for them.
+ *
+ * Faults that never reach handle_mm_fault() - no VMA, or an access the VMA
+ * does not allow - are not counted by the kernel; we still record them
+ * (result SIGSEGV) from kprobes on the two x86 functions they end in,
+ * bad_area_nosemaphore() and bad_area_access_error(), unless page faults
+ * were disabled (a *_nofault() copy probing memory, not a fault of the
+ * program). handle_mm_fault() returning VM_FAULT_SIGSEGV also ends in
+ * bad_area_nosemaphore(): the return handler leaves a per-CPU note of
+ * (task, address) so that the second record is not written. (Under
+ * preempt=full the task may migrate between the two, and then the fault
+ * is recorded twice; it is not counted either way.)
+ *
+ * Class. From the VMA: anonymous (no vm_ops), shmem (its address_space is
+ * shmem's, which includes MAP_SHARED|MAP_ANONYMOUS and SysV shm), hugetlb
+ * (counted as shmem: memory-backed files), file, or "other" for PFN/IO maps
+ * and special mappings (vdso). Swap-in is told apart by reading the PTE at
+ * entry: a swap entry there (a real one, not a migration or hwpoison
+ * entry) is what sends handle_mm_fault() to do_swap_page(). The walk is
+ * safe because every caller holds mmap_lock for reading around
+ * handle_mm_fault(), and on 6.1 page tables are freed only under the write
+ * lock; it uses READ_ONCE()d copies of each level and no PTE lock, so it
+ * is racy by nature: another thread may fault the page in first, and then
+ * this fault is a cheap one classed as swap. Probing do_swap_page() instead
+ * would need per-task state to connect the two probes; the PTE tells the
+ * same thing with five loads.
+ *
+ * pfn and new page, "where cheap": when handle_mm_fault() returns with
+ * mmap_lock still held (no RETRY, no COMPLETED) the same walk gives the
+ * pfn now mapped. NEWPAGE is set when that pfn differs from the one before
+ * (or there was none) and the page is a fresh anonymous page (first touch,
+ * COW copy), or the fault was major (the page was allocated to read into).
+ * A shmem first touch allocates too but is not flagged: telling it from a
+ * page-cache hit would cost a lookup.
+ *
+ * Time: hdr.time_ns is when handle_mm_fault() returned; duration_ns is
+ * the time inside it.
+ */
+#include "memmon.h"
+#include "hooks.h"
+
+#include <linux/hugetlb.h>
+#include <linux/kprobes.h>
+#include <linux/mm.h>
+#include <linux/moduleparam.h>
+#include <linux/percpu.h>
+#include <linux/pgtable.h>
+#include <linux/shmem_fs.h>
+#include <linux/slab.h>
+#include <linux/swapops.h>
+#include <linux/uaccess.h>
+#include <asm/traps.h>
+
+static int fault_inflight = 1024;
+/* Each watched task inside handle_mm_fault() holds one instance; only major
+ * faults and lock waits keep it long. 1024 costs ~128 KiB while attached.
+ */
+module_param(fault_inflight, int, 0444);
+MODULE_PARM_DESC(fault_inflight,
+		 "Page faults that can be traced at once, system-wide (kretprobe maxactive, 64..65536)");
+
+/* What the PTE of the faulting address held. */
+enum memmon_pte_state {
+	MEMMON_PTE_NONE,	/* nothing mapped, no swap entry */
+	MEMMON_PTE_PRESENT,	/* mapped: pfn valid (PROT_NONE/NUMA too) */
+	MEMMON_PTE_SWAP,	/* a swap entry */
+	MEMMON_PTE_OTHER,	/* migration, hwpoison, device entry */
+};
+
+/* What the entry handler leaves for the return handler (kretprobe data). */
+struct memmon_fault_call {
+	u64 start_ns;
+	unsigned long addr;
+	unsigned long ip;
+	unsigned long old_pfn;
+	struct mm_struct *mm;	/* vma->vm_mm: pinned by the caller */
+	struct pt_regs *fregs;	/* the fault's registers; NULL for GUP */
+	unsigned int fflags;	/* FAULT_FLAG_* */
+	u32 access;		/* MEMMON_FAULT_* */
+	u32 fclass;		/* enum memmon_fault_class */
+	u8 old_state;		/* enum memmon_pte_state */
+};
+
+/*
+ * handle_mm_fault() returned VM_FAULT_SIGSEGV to the x86 fault handler,
+ * which is about to call bad_area_nosemaphore() on this CPU: that one is
+ * already recorded. Written by the return handler, read and cleared by the
+ * bad-area kprobe, both on this CPU with preemption disabled; nothing in
+ * interrupt context touches it.
+ */
+struct memmon_segv_note {
+	struct task_struct *task;
+	unsigned long addr;
+};
+
+static DEFINE_PER_CPU(struct memmon_segv_note, memmon_segv_note);
+
+static struct kretprobe *memmon_fault_krp;
+static struct kprobe *memmon_badarea_kp;	/* [0] nosemaphore, [1] access_error */
+static unsigned long memmon_fault_missed_total;
+
+/*
+ * Read, without locks, what the page tables of @mm map at @addr.
+ * Context: the caller holds @mm's mmap_lock (for reading at least), so no
+ * page-table page goes away under us (6.1 frees them under the write lock).
+ */
+static enum memmon_pte_state memmon_pte_peek(struct mm_struct *mm,
+					     unsigned long addr,
+					     unsigned long *pfn)
+{
+	pgd_t *pgdp, pgd;
+	p4d_t *p4dp, p4d;
+	pud_t *pudp, pud;
+	pmd_t *pmdp, pmd;
+	pte_t pte;
+
+	pgdp = pgd_offset(mm, addr);
+	pgd = READ_ONCE(*pgdp);
+	if (pgd_none(pgd) || pgd_bad(pgd))
+		return MEMMON_PTE_NONE;
+	p4dp = p4d_offset(&pgd, addr);
+	p4d = READ_ONCE(*p4dp);
+	if (p4d_none(p4d) || p4d_bad(p4d))
+		return MEMMON_PTE_NONE;
+	pudp = pud_offset(&p4d, addr);
+	pud = READ_ONCE(*pudp);
+	if (pud_none(pud))
+		return MEMMON_PTE_NONE;
+	if (pud_leaf(pud)) {
+		if (!pud_present(pud))
+			return MEMMON_PTE_OTHER;
+		*pfn = pud_pfn(pud) + ((addr & ~PUD_MASK) >> PAGE_SHIFT);
+		return MEMMON_PTE_PRESENT;
+	}
+	if (pud_bad(pud))
+		return MEMMON_PTE_NONE;
+	pmdp = pmd_offset(&pud, addr);
+	pmd = READ_ONCE(*pmdp);
+	if (pmd_none(pmd))
+		return MEMMON_PTE_NONE;
+	if (!pmd_present(pmd))
+		return MEMMON_PTE_OTHER;	/* THP migration entry */
+	if (pmd_leaf(pmd)) {
+		*pfn = pmd_pfn(pmd) + ((addr & ~PMD_MASK) >> PAGE_SHIFT);
+		return MEMMON_PTE_PRESENT;
+	}
+	if (pmd_bad(pmd))
+		return MEMMON_PTE_NONE;
+	pte = READ_ONCE(*pte_offset_kernel(&pmd, addr));
+	if (pte_none(pte))
+		return MEMMON_PTE_NONE;
+	if (pte_present(pte)) {
+		*pfn = pte_pfn(pte);
+		return MEMMON_PTE_PRESENT;
+	}
+	return non_swap_entry(pte_to_swp_entry(pte)) ? MEMMON_PTE_OTHER :
+						       MEMMON_PTE_SWAP;
+}
+
+static u32 memmon_fault_class(struct vm_area_struct *vma,
+			      enum memmon_pte_state state)
+{
+	if (state == MEMMON_PTE_SWAP)
+		return MEMMON_FCLASS_SWAP;
+	if (vma->vm_flags & (VM_PFNMAP | VM_IO))
+		return MEMMON_FCLASS_OTHER;
+	if (vma_is_anonymous(vma))
+		return MEMMON_FCLASS_ANON;
+	if (is_vm_hugetlb_page(vma))
+		return MEMMON_FCLASS_SHMEM;
+	if (vma->vm_file) {
+		if (shmem_mapping(vma->vm_file->f_mapping))
+			return MEMMON_FCLASS_SHMEM;
+		return MEMMON_FCLASS_FILE;
+	}
+	return MEMMON_FCLASS_OTHER;
+}
+
+static u32 memmon_fault_result(vm_fault_t ret)
+{
+	if (ret & VM_FAULT_OOM)
+		return MEMMON_FRES_OOM;
+	if (ret & (VM_FAULT_SIGBUS | VM_FAULT_HWPOISON | VM_FAULT_HWPOISON_LARGE))
+		return MEMMON_FRES_SIGBUS;
+	if (ret & VM_FAULT_SIGSEGV)
+		return MEMMON_FRES_SIGSEGV;
+	if (ret & VM_FAULT_ERROR)
+		return MEMMON_FRES_OTHER;
+	if (ret & VM_FAULT_RETRY)
+		return MEMMON_FRES_RETRY;
+	return MEMMON_FRES_HANDLED;
+}
+
+/* The user ip behind a kernel-mode access: where the syscall came from. */
+static unsigned long memmon_user_ip(void)
+{
+	if (current->flags & PF_KTHREAD)
+		return 0;
+	return instruction_pointer(task_pt_regs(current));
+}
+
+/*
+ * Entry of handle_mm_fault(vma, address, flags, regs).
+ * Returns 0 to hook the return, 1 when no session wants this fault.
+ * Context: kprobe (ftrace) handler, preemption disabled, task context,
+ * mmap_lock held by the caller.
+ */
+static int memmon_fault_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct memmon_fault_call *call = (void *)ri->data;
+	struct vm_area_struct *vma = (struct vm_area_struct *)regs->di;
+	unsigned long addr = regs->si;
+	unsigned int flags = regs->dx;
+	struct pt_regs *fregs = (struct pt_regs *)regs->cx;
+
+	if (!memmon_hook_sessions(current, MEMMON_EV_FAULT, 0))
+		return 1;
+
+	call->addr = addr;
+	call->fflags = flags;
+	call->fregs = fregs;
+	call->mm = vma->vm_mm;
+	call->ip = fregs && user_mode(fregs) ? instruction_pointer(fregs) :
+					       memmon_user_ip();
+	if (flags & FAULT_FLAG_INSTRUCTION)
+		call->access = MEMMON_FAULT_EXEC;
+	else if (flags & FAULT_FLAG_WRITE)
+		call->access = MEMMON_FAULT_WRITE;
+	else
+		call->access = MEMMON_FAULT_READ;
+	call->old_pfn = 0;
+	call->old_state = memmon_pte_peek(call->mm, addr, &call->old_pfn);
+	call->fclass = memmon_fault_class(vma, call->old_state);
+	call->start_ns = memmon_now();
+	return 0;
+}
+
+/*
+ * Return of handle_mm_fault() whose entry was recorded.
+ * Context: the rethook trampoline handler, preemption disabled, the same
+ * task; mmap_lock still held unless ret has RETRY or COMPLETED.
+ */
+static int memmon_fault_return(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	const struct memmon_fault_call *call = (const void *)ri->data;
+	vm_fault_t ret = (vm_fault_t)regs_return_value(regs);
+	struct memmon_rec_fault rec;
+	unsigned long pfn = 0;
+	u64 sessions, now;
+
+	sessions = memmon_hook_sessions(current, MEMMON_EV_FAULT, 0);
+	if (!sessions)
+		return 0;
+	now = memmon_now();
+
+	memset(&rec, 0, sizeof(rec));
+	rec.addr = call->addr;
+	rec.ip = call->ip;
+	rec.access = call->access;
+	rec.fclass = call->fclass;
+	rec.result = memmon_fault_result(ret);
+	rec.duration_ns = now - call->start_ns;
+	if (!(call->fflags & FAULT_FLAG_USER))
+		rec.flags |= MEMMON_FAULTF_KERNEL;
+	/* mm_account_fault()'s rule, see the top of this file. */
+	if (rec.result == MEMMON_FRES_HANDLED &&
+	    ((ret & VM_FAULT_MAJOR) || (call->fflags & FAULT_FLAG_TRIED)))
+		rec.flags |= MEMMON_FAULTF_MAJOR;
+
+	if (!(ret & (VM_FAULT_RETRY | VM_FAULT_COMPLETED)) &&
+	    memmon_pte_peek(call->mm, call->addr, &pfn) == MEMMON_PTE_PRESENT) {
+		rec.flags |= MEMMON_FAULTF_PFN;
+		rec.pfn = pfn;
+		if ((call->old_state != MEMMON_PTE_PRESENT || pfn != call->old_pfn) &&
+		    !is_zero_pfn(pfn) && pfn_valid(pfn) &&
+		    ((PageAnon(pfn_to_page(pfn)) && call->fclass != MEMMON_FCLASS_SWAP) ||
+		     (ret & VM_FAULT_MAJOR)))
+			rec.flags |= MEMMON_FAULTF_NEWPAGE;
+	}
+
+	if ((ret & VM_FAULT_SIGSEGV) && call->fregs) {
+		this_cpu_write(memmon_segv_note.task, current);
+		this_cpu_write(memmon_segv_note.addr, call->addr);
+	}
+
+	memmon_emit_rec(sessions, current, MEMMON_REC_FAULT, &rec, sizeof(rec),
+			NULL, 0, now);
+	return 0;
+}
+
+/*
+ * bad_area_nosemaphore(regs, error_code, address) and
+ * bad_area_access_error(regs, error_code, address, vma): a fault that the
+ * kernel turns into SIGSEGV (user mode) or -EFAULT (kernel mode) without
+ * handle_mm_fault(), or right after it returned VM_FAULT_SIGSEGV.
+ * Context: kprobe handler on the fault path, preemption disabled; for
+ * access_error with mmap_lock held.
+ */
+static int memmon_badarea_pre(struct kprobe *kp, struct pt_regs *regs)
+{
+	struct pt_regs *fregs = (struct pt_regs *)regs->di;
+	unsigned long error_code = regs->si;
+	unsigned long addr = regs->dx;
+	struct vm_area_struct *vma = NULL;
+	struct memmon_rec_fault rec;
+	u64 sessions, now;
+
+	/* Kernel addresses (vmalloc faults, oopses) and nofault probes. */
+	if (addr >= TASK_SIZE_MAX || pagefault_disabled())
+		return 0;
+	sessions = memmon_hook_sessions(current, MEMMON_EV_FAULT, 0);
+	if (!sessions)
+		return 0;
+
+	if (kp == &memmon_badarea_kp[1]) {
+		vma = (struct vm_area_struct *)regs->cx;
+	} else if (this_cpu_read(memmon_segv_note.task) == current &&
+		   this_cpu_read(memmon_segv_note.addr) == addr) {
+		this_cpu_write(memmon_segv_note.task, NULL);
+		return 0;
+	}
+	now = memmon_now();
+
+	memset(&rec, 0, sizeof(rec));
+	rec.addr = addr;
+	if (user_mode(fregs)) {
+		rec.ip = instruction_pointer(fregs);
+	} else {
+		rec.ip = memmon_user_ip();
+		rec.flags |= MEMMON_FAULTF_KERNEL;
+	}
+	if (error_code & X86_PF_INSTR)
+		rec.access = MEMMON_FAULT_EXEC;
+	else if (error_code & X86_PF_WRITE)
+		rec.access = MEMMON_FAULT_WRITE;
+	else
+		rec.access = MEMMON_FAULT_READ;
+	rec.fclass = vma ? memmon_fault_class(vma, MEMMON_PTE_NONE) :
+			   MEMMON_FCLASS_NONE;
+	rec.result = MEMMON_FRES_SIGSEGV;
+	memmon_emit_rec(sessions, current, MEMMON_REC_FAULT, &rec, sizeof(rec),
+			NULL, 0, now);
+	return 0;
+}
+
+static const char *const memmon_badarea_symbols[] = {
+	"bad_area_nosemaphore",
+	"bad_area_access_error",
+};
+
+/**
+ * memmon_fault_missed() - faults not recorded for want of an instance.
+ *
+ * Context: process context, memmon_hooks_lock held (hooks.c).
+ * Return: the count since the module was loaded.
+ */
+unsigned long memmon_fault_missed(void)
+{
+	unsigned long n = memmon_fault_missed_total;
+
+	if (memmon_fault_krp)
+		n += READ_ONCE(memmon_fault_krp->nmissed) +
+		     READ_ONCE(memmon_fault_krp->kp.nmissed);
+	return n;
+}
+
+/**
+ * memmon_fault_attach() - hook handle_mm_fault() and the bad-area paths.
+ *
+ * Context: process context, may sleep; serialised by memmon_hooks_attach().
+ * Return: 0, or a negative errno with nothing attached.
+ */
+int memmon_fault_attach(void)
+{
+	struct kprobe *kps[ARRAY_SIZE(memmon_badarea_symbols)];
+	struct kretprobe *krp;
+	struct kprobe *kp;
+	unsigned int i;
+	int err;
+
+	krp = kzalloc(sizeof(*krp), GFP_KERNEL);
+	kp = kcalloc(ARRAY_SIZE(memmon_badarea_symbols), sizeof(*kp),
+		     GFP_KERNEL);
+	if (!krp || !kp) {
+		err = -ENOMEM;
+		goto err_free;
+	}
+
+	krp->kp.symbol_name = "handle_mm_fault";
+	krp->entry_handler = memmon_fault_entry;
+	krp->handler = memmon_fault_return;
+	krp->data_size = sizeof(struct memmon_fault_call);
+	krp->maxactive = clamp(fault_inflight, 64, 65536);
+	err = register_kretprobe(krp);
+	if (err) {
+		pr_err("cannot hook handle_mm_fault: %d\n", err);
+		goto err_free;
+	}
+
+	for (i = 0; i < ARRAY_SIZE(memmon_badarea_symbols); i++) {
+		kp[i].symbol_name = memmon_badarea_symbols[i];
+		kp[i].pre_handler = memmon_badarea_pre;
+		kps[i] = &kp[i];
+	}
+	/* The handler compares kp against these: publish before arming. */
+	memmon_badarea_kp = kp;
+	err = register_kprobes(kps, ARRAY_SIZE(kps));
+	if (err) {
+		pr_err("cannot hook the x86 bad-area paths: %d\n", err);
+		goto err_unregister_krp;
+	}
+	memmon_fault_krp = krp;
+	return 0;
+
+err_unregister_krp:
+	unregister_kretprobe(krp);
+	memmon_badarea_kp = NULL;
+err_free:
+	kfree(kp);
+	kfree(krp);
+	return err;
+}
+
+/**
+ * memmon_fault_detach() - unhook the faults.
+ *
+ * Context: process context, may sleep; serialised by memmon_hooks_detach().
+ */
+void memmon_fault_detach(void)
+{
+	struct kprobe *kps[ARRAY_SIZE(memmon_badarea_symbols)];
+	unsigned int i;
+	int cpu;
+
+	if (!memmon_fault_krp)
+		return;
+	for (i = 0; i < ARRAY_SIZE(kps); i++)
+		kps[i] = &memmon_badarea_kp[i];
+	unregister_kprobes(kps, ARRAY_SIZE(kps));
+	unregister_kretprobe(memmon_fault_krp);
+	memmon_fault_missed_total = memmon_fault_missed();
+
+	kfree(memmon_badarea_kp);
+	memmon_badarea_kp = NULL;
+	kfree(memmon_fault_krp);
+	memmon_fault_krp = NULL;
+	for_each_possible_cpu(cpu)
+		per_cpu(memmon_segv_note, cpu).task = NULL;
+}

@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * memmon: resident memory over time (MEMMON_REC_RSS).
+ *
+ * Source: the rss_stat tracepoint, called whenever an mm's RSS counter
+ * changes at the mm level (6.1: add_mm_counter() and friends, and the
+ * batched sync of the per-thread caches every 64 faults). It may fire in a
+ * task that is not the mm's (reclaim unmapping another process's page,
+ * khugepaged): the process is then mm->owner.
+ *
+ * Coalescing. Faults change RSS a page at a time; a record per change would
+ * cost more than the fault. Per CPU, a few slots remember, per mm, when the
+ * last record was written and the total it reported. A change is recorded
+ * at once when a tick (TICK_NSEC) has passed since that record or the total
+ * moved by rss_kib KiB or more; otherwise the slot is marked dirty and a
+ * per-CPU timer writes the latest values one tick later. So a process gets
+ * at most one record per tick on each CPU it changes RSS on (plus one per
+ * rss_kib of sudden change), and its last value is never left unreported
+ * for more than about two ticks.
+ *
+ * Synchronisation of a CPU's slots: the tracepoint probe (task context)
+ * and that CPU's timer (softirq) are the only users; the probe disables
+ * interrupts around its slot update, the timer is pinned to the CPU. A
+ * slot holds a reference on its mm (mmgrab: the struct, not the address
+ * space) and on its process's struct pid, dropped on eviction or detach;
+ * neither put can sleep.
+ */
+#include "memmon.h"
+#include "hooks.h"
+
+#include <linux/jiffies.h>
+#include <linux/mm.h>
+#include <linux/moduleparam.h>
+#include <linux/percpu.h>
+#include <linux/pid.h>
+#include <linux/rcupdate.h>
+#include <linux/sched/mm.h>
+#include <linux/timer.h>
+
+static unsigned int rss_kib = 1024;
+/* 1 MiB: a large allocation shows at once, page-by-page growth is paced. */
+module_param(rss_kib, uint, 0644);
+MODULE_PARM_DESC(rss_kib,
+		 "RSS change (KiB) recorded at once instead of waiting for the next tick");
+
+#define MEMMON_RSS_SLOTS	4	/* processes remembered per CPU */
+
+struct memmon_rss_slot {
+	struct mm_struct *mm;	/* mmgrab()bed; NULL: free slot */
+	struct pid *tgid;	/* get_pid()ed: the process, for the timer */
+	u64 last_ns;		/* time of the last record */
+	u64 last_total;		/* bytes it reported (all four counters) */
+	u64 used;		/* LRU stamp */
+	bool dirty;		/* changed since the last record */
+};
+
+struct memmon_rss_cpu {
+	struct memmon_rss_slot slot[MEMMON_RSS_SLOTS];
+	struct timer_list timer;	/* pinned; flushes dirty slots */
+	u64 clock;			/* LRU clock */
+};
+
+static struct memmon_rss_cpu __percpu *memmon_rss_pcpu;
+static struct tracepoint *memmon_rss_tp;
+
+static u64 memmon_rss_read(struct mm_struct *mm, struct memmon_rec_rss *rec)
+{
+	memset(rec, 0, sizeof(*rec));
+	rec->anon = (u64)get_mm_counter(mm, MM_ANONPAGES) << PAGE_SHIFT;
+	rec->file = (u64)get_mm_counter(mm, MM_FILEPAGES) << PAGE_SHIFT;
+	rec->shmem = (u64)get_mm_counter(mm, MM_SHMEMPAGES) << PAGE_SHIFT;
+	rec->swap = (u64)get_mm_counter(mm, MM_SWAPENTS) << PAGE_SHIFT;
+	return rec->anon + rec->file + rec->shmem + rec->swap;
+}
+
+/*
+ * The timer: write the latest values of slots left dirty for a tick.
+ * Context: softirq on the slots' CPU (TIMER_PINNED).
+ */
+static void memmon_rss_timer(struct timer_list *t)
+{
+	struct memmon_rss_cpu *rc = from_timer(rc, t, timer);
+	struct memmon_rec_rss rec;
+	struct task_struct *task;
+	bool again = false;
+	u64 now, total, sessions;
+	unsigned int i;
+
+	now = memmon_now();
+	for (i = 0; i < MEMMON_RSS_SLOTS; i++) {
+		struct memmon_rss_slot *s = &rc->slot[i];
+
+		if (!s->mm || !s->dirty)
+			continue;
+		if (now - s->last_ns < TICK_NSEC) {
+			again = true;
+			continue;
+		}
+		total = memmon_rss_read(s->mm, &rec);
+		s->last_ns = now;
+		s->last_total = total;
+		s->dirty = false;
+		rcu_read_lock();
+		task = pid_task(s->tgid, PIDTYPE_TGID);
+		sessions = task ? memmon_hook_sessions(task, MEMMON_EV_RSS, 0) : 0;
+		if (sessions)
+			memmon_emit_rec(sessions, task, MEMMON_REC_RSS, &rec,
+					sizeof(rec), NULL, 0, now);
+		rcu_read_unlock();
+	}
+	if (again)
+		mod_timer(t, jiffies + 1);
+}
+
+/*
+ * rss_stat(mm, member, count).
+ * Context: task context (anything else is ignored), preemption disabled
+ * (tracepoint), mm pinned by the caller.
+ */
+static void memmon_tp_rss(void *data, struct mm_struct *mm, int member,
+			  long count)
+{
+	struct memmon_rss_slot *s, *victim = NULL;
+	struct mm_struct *drop_mm = NULL;
+	struct pid *drop_pid = NULL;
+	struct memmon_rss_cpu *rc;
+	struct task_struct *task;
+	struct memmon_rec_rss rec;
+	u64 sessions, now, total, delta;
+	unsigned long flags;
+	bool emit = false;
+	unsigned int i;
+
+	if (!static_branch_unlikely(&memmon_active) || !in_task())
+		return;
+	task = current;
+	if (task->mm != mm || (task->flags & PF_KTHREAD)) {
+#ifdef CONFIG_MEMCG
+		/* RCU: task_structs are freed after a grace period. */
+		task = rcu_dereference(mm->owner);
+		if (!task)
+			return;
+#else
+		return;
+#endif
+	}
+	sessions = memmon_hook_sessions(task, MEMMON_EV_RSS, 0);
+	if (!sessions)
+		return;
+
+	now = memmon_now();
+	total = memmon_rss_read(mm, &rec);
+
+	local_irq_save(flags);	/* against this CPU's timer */
+	rc = this_cpu_ptr(memmon_rss_pcpu);
+	s = NULL;
+	for (i = 0; i < MEMMON_RSS_SLOTS; i++) {
+		if (rc->slot[i].mm == mm) {
+			s = &rc->slot[i];
+			break;
+		}
+		if (!victim || !rc->slot[i].mm ||
+		    (victim->mm && rc->slot[i].used < victim->used))
+			victim = &rc->slot[i];
+	}
+	if (!s) {
+		/* A dirty victim loses its last update: it was paced anyway,
+		 * and the process's next change is recorded at once.
+		 */
+		s = victim;
+		drop_mm = s->mm;
+		drop_pid = s->tgid;
+		mmgrab(mm);
+		s->mm = mm;
+		s->tgid = get_pid(task_tgid(task));
+		s->dirty = false;
+		emit = true;
+	}
+	s->used = ++rc->clock;
+	delta = total > s->last_total ? total - s->last_total :
+					s->last_total - total;
+	if (emit || now - s->last_ns >= TICK_NSEC ||
+	    delta >= (u64)READ_ONCE(rss_kib) << 10) {
+		emit = true;
+		s->last_ns = now;
+		s->last_total = total;
+		s->dirty = false;
+	} else {
+		s->dirty = true;
+		if (!timer_pending(&rc->timer))
+			mod_timer(&rc->timer, jiffies + 1);
+	}
+	local_irq_restore(flags);
+
+	if (emit)
+		memmon_emit_rec(sessions, task, MEMMON_REC_RSS, &rec,
+				sizeof(rec), NULL, 0, now);
+	if (drop_mm)
+		mmdrop(drop_mm);
+	put_pid(drop_pid);
+}
+
+/**
+ * memmon_rss_attach() - attach the rss_stat tracepoint.
+ *
+ * Context: process context, may sleep; serialised by memmon_hooks_attach().
+ * Return: 0, or a negative errno with nothing attached.
+ */
+int memmon_rss_attach(void)
+{
+	int cpu, err;
+
+	memmon_rss_tp = memmon_find_tracepoint("rss_stat");
+	if (!memmon_rss_tp) {
+		pr_err("no tracepoint rss_stat in this kernel\n");
+		return -ENOENT;
+	}
+	memmon_rss_pcpu = alloc_percpu(struct memmon_rss_cpu);
+	if (!memmon_rss_pcpu)
+		return -ENOMEM;
+	for_each_possible_cpu(cpu)
+		timer_setup(&per_cpu_ptr(memmon_rss_pcpu, cpu)->timer,
+			    memmon_rss_timer, TIMER_PINNED);
+
+	err = tracepoint_probe_register(memmon_rss_tp, memmon_tp_rss, NULL);
+	if (err) {
+		pr_err("cannot attach to rss_stat: %d\n", err);
+		free_percpu(memmon_rss_pcpu);
+		memmon_rss_pcpu = NULL;
+		return err;
+	}
+	return 0;
+}
+
+/**
+ * memmon_rss_detach() - detach rss_stat, stop the timers, drop the slots.
+ *
+ * Context: process context, may sleep; serialised by memmon_hooks_detach().
+ */
+void memmon_rss_detach(void)
+{
+	struct memmon_rss_cpu *rc;
+	unsigned int i;
+	int cpu;
+
+	if (!memmon_rss_pcpu)
+		return;
+	WARN_ON_ONCE(tracepoint_probe_unregister(memmon_rss_tp, memmon_tp_rss,
+						 NULL));
+	tracepoint_synchronize_unregister();
+	/* No probe can arm a timer now; del_timer_sync() also disarms one
+	 * that its own callback re-armed.
+	 */
+	for_each_possible_cpu(cpu) {
+		rc = per_cpu_ptr(memmon_rss_pcpu, cpu);
+		del_timer_sync(&rc->timer);
+		for (i = 0; i < MEMMON_RSS_SLOTS; i++) {
+			if (!rc->slot[i].mm)
+				continue;
+			mmdrop(rc->slot[i].mm);
+			put_pid(rc->slot[i].tgid);
+		}
+	}
+	free_percpu(memmon_rss_pcpu);
+	memmon_rss_pcpu = NULL;
+}

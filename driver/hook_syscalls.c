@@ -1,0 +1,572 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * memmon: the memory syscalls (MEMMON_REC_SYSCALL, MEMMON_REC_PATH).
+ *
+ * Mechanism: one kretprobe per syscall wrapper (__x64_sys_mmap, ...,
+ * __ia32_sys_mmap_pgoff, ...). On this kernel kprobes at a function entry
+ * ride on ftrace (KPROBES_ON_FTRACE) and kretprobes on rethook.
+ *
+ *  - The entry handler filters (static key, watch table, event mask),
+ *    copies the raw arguments out of the syscall's pt_regs (the wrapper's
+ *    only argument: x86-64 di, si, dx, r10, r8, r9; ia32 bx, cx, dx, si, di,
+ *    bp), as many as the syscall takes (the rest of args[] is zero, not
+ *    whatever the registers held), and the start time into the instance. For an unwatched task it
+ *    returns 1, which gives the instance straight back: no return hook.
+ *  - The return handler reads the return value and emits one record.
+ *
+ * Why not an ftrace IPMODIFY wrapper that calls the original, which would
+ * avoid the instance pool: a task sleeping in the original (mmap waiting
+ * for mmap_lock, fsync waiting for the disk) would later return into the
+ * wrapper, i.e. into module text. Making that safe needs the unload path to
+ * wait for every such call to finish (SRCU around the call plus
+ * synchronize_rcu_tasks() for the instructions on either side), so that
+ * disabling a session, and rmmod, could block for as long as any watched
+ * task stays blocked in a syscall - forever for a userfaultfd-stalled one.
+ * A kretprobe instead replaces the return address with the kernel's
+ * arch_rethook_trampoline (kernel text). unregister_kretprobes() clears the
+ * rethook's handler and waits for an RCU grace period, so handlers already
+ * running finish; a task that returns later runs the trampoline, sees no
+ * handler, recycles its instance (kprobes' memory, not ours) and returns
+ * to its real caller. Nothing on that path belongs to this module, and
+ * detach never waits for a syscall to finish. kretprobes also do not use
+ * FTRACE_OPS_FL_IPMODIFY, so they coexist with livepatch and other
+ * IPMODIFY users of the same functions: attach cannot conflict with them.
+ *
+ * The price: a fixed pool of syscall_inflight instances per syscall, taken
+ * by every caller for the duration of the entry handler and kept by
+ * watched callers until they return. When the pool is empty the call is
+ * not recorded; kprobes counts it in nmissed, which /proc/memmon/stats
+ * shows (memmon_sys_missed()).
+ *
+ * ia32: the __ia32_sys_* wrappers of the same syscalls, plus mmap2
+ * (__ia32_sys_mmap_pgoff) and old_mmap (__ia32_compat_sys_ia32_mmap, whose
+ * single argument points at six 32-bit values: those are the args[] of its
+ * record, read at entry without faulting; zero when they cannot be read
+ * that way). munlockall takes no argument, so the kernel aliases its x64
+ * and ia32 wrappers to one function: it is probed once and the COMPAT flag
+ * comes from in_ia32_syscall(), as for every other record.
+ *
+ * Time: hdr.time_ns of a SYSCALL record is when the call returned; it
+ * started duration_ns earlier. Records of one ring stay in time order, and
+ * the faults taken inside a call (mlock populating, say) precede it.
+ */
+#include "memmon.h"
+#include "hooks.h"
+
+#include <linux/atomic.h>
+#include <linux/err.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/hashtable.h>
+#include <linux/kdev_t.h>
+#include <linux/kprobes.h>
+#include <linux/mm.h>
+#include <linux/mman.h>
+#include <linux/moduleparam.h>
+#include <linux/rculist.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/uaccess.h>
+#include <asm/syscall.h>
+
+static int syscall_inflight = 128;
+/* Each watched task blocked in a syscall holds one instance of that
+ * syscall's pool; 128 per syscall costs ~20 KiB each while attached.
+ */
+module_param(syscall_inflight, int, 0444);
+MODULE_PARM_DESC(syscall_inflight,
+		 "Calls of one hooked syscall that can be traced at once (kretprobe maxactive, 16..65536)");
+
+/* How the wrapper's pt_regs hold the arguments. */
+enum memmon_sys_abi {
+	MEMMON_ABI_X64,		/* di, si, dx, r10, r8, r9 */
+	MEMMON_ABI_IA32,	/* bx, cx, dx, si, di, bp (32 bits each) */
+	MEMMON_ABI_IA32_STRUCT,	/* bx points at six u32 (old_mmap) */
+	MEMMON_ABI_NONE,	/* SYSCALL_DEFINE0: no pt_regs at all */
+};
+
+struct memmon_sys_hook {
+	const char *symbol;
+	u8 sys;			/* enum memmon_sys */
+	u8 abi;			/* enum memmon_sys_abi */
+	u8 nargs;		/* args[] past these are zero, not stale registers */
+};
+
+static const struct memmon_sys_hook memmon_sys_hooks[] = {
+	{ "__x64_sys_mmap",		MEMMON_SYS_MMAP,	MEMMON_ABI_X64, 6 },
+	{ "__x64_sys_munmap",		MEMMON_SYS_MUNMAP,	MEMMON_ABI_X64, 2 },
+	{ "__x64_sys_mremap",		MEMMON_SYS_MREMAP,	MEMMON_ABI_X64, 5 },
+	{ "__x64_sys_brk",		MEMMON_SYS_BRK,		MEMMON_ABI_X64, 1 },
+	{ "__x64_sys_mlock",		MEMMON_SYS_MLOCK,	MEMMON_ABI_X64, 2 },
+	{ "__x64_sys_mlock2",		MEMMON_SYS_MLOCK2,	MEMMON_ABI_X64, 3 },
+	{ "__x64_sys_munlock",		MEMMON_SYS_MUNLOCK,	MEMMON_ABI_X64, 2 },
+	{ "__x64_sys_mlockall",		MEMMON_SYS_MLOCKALL,	MEMMON_ABI_X64, 1 },
+	{ "__x64_sys_munlockall",	MEMMON_SYS_MUNLOCKALL,	MEMMON_ABI_NONE, 0 },
+	{ "__x64_sys_fsync",		MEMMON_SYS_FSYNC,	MEMMON_ABI_X64, 1 },
+	{ "__x64_sys_madvise",		MEMMON_SYS_MADVISE,	MEMMON_ABI_X64, 3 },
+	{ "__x64_sys_mprotect",		MEMMON_SYS_MPROTECT,	MEMMON_ABI_X64, 3 },
+#ifdef CONFIG_IA32_EMULATION
+	{ "__ia32_sys_mmap_pgoff",	MEMMON_SYS_MMAP2,	MEMMON_ABI_IA32, 6 },
+	{ "__ia32_compat_sys_ia32_mmap", MEMMON_SYS_OLD_MMAP,	MEMMON_ABI_IA32_STRUCT, 6 },
+	{ "__ia32_sys_munmap",		MEMMON_SYS_MUNMAP,	MEMMON_ABI_IA32, 2 },
+	{ "__ia32_sys_mremap",		MEMMON_SYS_MREMAP,	MEMMON_ABI_IA32, 5 },
+	{ "__ia32_sys_brk",		MEMMON_SYS_BRK,		MEMMON_ABI_IA32, 1 },
+	{ "__ia32_sys_mlock",		MEMMON_SYS_MLOCK,	MEMMON_ABI_IA32, 2 },
+	{ "__ia32_sys_mlock2",		MEMMON_SYS_MLOCK2,	MEMMON_ABI_IA32, 3 },
+	{ "__ia32_sys_munlock",		MEMMON_SYS_MUNLOCK,	MEMMON_ABI_IA32, 2 },
+	{ "__ia32_sys_mlockall",	MEMMON_SYS_MLOCKALL,	MEMMON_ABI_IA32, 1 },
+	{ "__ia32_sys_fsync",		MEMMON_SYS_FSYNC,	MEMMON_ABI_IA32, 1 },
+	{ "__ia32_sys_madvise",		MEMMON_SYS_MADVISE,	MEMMON_ABI_IA32, 3 },
+	{ "__ia32_sys_mprotect",	MEMMON_SYS_MPROTECT,	MEMMON_ABI_IA32, 3 },
+#endif
+};
+
+#define MEMMON_NR_SYS_HOOKS ARRAY_SIZE(memmon_sys_hooks)
+
+/* What the entry handler leaves for the return handler (kretprobe data). */
+struct memmon_sys_call {
+	u64 start_ns;
+	u64 args[6];
+	u64 old_brk;		/* brk: the break before the call */
+	bool args_valid;	/* old_mmap: the user struct was readable */
+};
+
+/* The old_mmap argument block (arch/x86/kernel/sys_ia32.c has its own). */
+struct memmon_ia32_mmap_args {
+	u32 addr;
+	u32 len;
+	u32 prot;
+	u32 flags;
+	u32 fd;
+	u32 offset;
+};
+
+struct memmon_sys_probe {
+	struct kretprobe krp;
+	const struct memmon_sys_hook *hook;
+};
+
+/*
+ * The probes exist only while attached: allocated by memmon_sys_attach(),
+ * freed by memmon_sys_detach() once unregister_kretprobes() has returned
+ * (after which kprobes never dereferences them again, see the top).
+ * Both, and memmon_sys_missed(), run under memmon_hooks_lock.
+ */
+static struct memmon_sys_probe *memmon_sys_probes;
+static unsigned long memmon_sys_missed_total;
+
+/*
+ * PATH records: once per (dev, ino) per session.
+ *
+ * A set of the files seen, each with the mask of sessions that have had
+ * its PATH record. Lookups are RCU; inserts take memmon_paths_lock; entries
+ * are freed only by memmon_paths_clear() (detach), after an RCU grace
+ * period. A session's bit is set *after* its PATH record is emitted, so a
+ * SYSCALL record that finds the bit set on any CPU was written later, by
+ * the monotonic clock, than a PATH record for it: readers that merge the
+ * rings by time see the PATH first. Two first uses racing on two CPUs may
+ * both emit it: a duplicate, never a miss. When the set is full or an
+ * allocation fails, the PATH record is emitted every time.
+ *
+ * Synchronisation:
+ *   memmon_paths (buckets)   RCU readers; writers under memmon_paths_lock
+ *   entry->dev, ->ino        immutable after publication
+ *   entry->sessions          atomic64 (fetch_or / andnot), no lock
+ *   memmon_paths_count       memmon_paths_lock
+ */
+
+#define MEMMON_PATHS_BITS	8
+#define MEMMON_PATHS_MAX	4096	/* files remembered while attached */
+
+struct memmon_path_seen {
+	struct hlist_node node;
+	u64 dev;
+	u64 ino;
+	atomic64_t sessions;
+	struct rcu_head rcu;
+};
+
+static DEFINE_HASHTABLE(memmon_paths, MEMMON_PATHS_BITS);
+static DEFINE_SPINLOCK(memmon_paths_lock);
+static unsigned int memmon_paths_count;
+
+static u32 memmon_path_hash(u64 dev, u64 ino)
+{
+	return hash_64(ino ^ (dev << 32 | dev >> 32), MEMMON_PATHS_BITS);
+}
+
+static struct memmon_path_seen *memmon_path_lookup(u64 dev, u64 ino)
+{
+	struct memmon_path_seen *e;
+
+	hlist_for_each_entry_rcu(e, &memmon_paths[memmon_path_hash(dev, ino)],
+				 node) {
+		if (e->dev == dev && e->ino == ino)
+			return e;
+	}
+	return NULL;
+}
+
+/* Find or insert the entry of (dev, ino); NULL when the set cannot grow. */
+static struct memmon_path_seen *memmon_path_get(u64 dev, u64 ino)
+{
+	struct memmon_path_seen *e, *old;
+
+	e = memmon_path_lookup(dev, ino);
+	if (e)
+		return e;
+	if (READ_ONCE(memmon_paths_count) >= MEMMON_PATHS_MAX)
+		return NULL;
+	/* A syscall return in process context: atomic because kprobe
+	 * handlers run with preemption disabled.
+	 */
+	e = kmalloc(sizeof(*e), GFP_ATOMIC | __GFP_NOWARN);
+	if (!e)
+		return NULL;
+	e->dev = dev;
+	e->ino = ino;
+	atomic64_set(&e->sessions, 0);
+
+	spin_lock(&memmon_paths_lock);
+	old = memmon_path_lookup(dev, ino);
+	if (old || memmon_paths_count >= MEMMON_PATHS_MAX) {
+		spin_unlock(&memmon_paths_lock);
+		kfree(e);
+		return old;
+	}
+	hlist_add_head_rcu(&e->node, &memmon_paths[memmon_path_hash(dev, ino)]);
+	WRITE_ONCE(memmon_paths_count, memmon_paths_count + 1);
+	spin_unlock(&memmon_paths_lock);
+	return e;
+}
+
+/* Empty the set (detach: no handler inserts any more). */
+static void memmon_paths_clear(void)
+{
+	struct memmon_path_seen *e;
+	struct hlist_node *tmp;
+	int bkt;
+
+	spin_lock(&memmon_paths_lock);
+	hash_for_each_safe(memmon_paths, bkt, tmp, e, node) {
+		hash_del_rcu(&e->node);
+		kfree_rcu(e, rcu);
+	}
+	memmon_paths_count = 0;
+	spin_unlock(&memmon_paths_lock);
+}
+
+/**
+ * memmon_paths_forget_session() - a session id is about to be reused.
+ * @id: the session id.
+ *
+ * Clears @id from every file of the set, so that the next session with
+ * this id gets its own PATH records.
+ *
+ * Context: process context; any time (the set may be empty).
+ */
+void memmon_paths_forget_session(unsigned int id)
+{
+	struct memmon_path_seen *e;
+	int bkt;
+
+	if (WARN_ON_ONCE(id >= MEMMON_MAX_SESSIONS))
+		return;
+	rcu_read_lock();
+	hash_for_each_rcu(memmon_paths, bkt, e, node)
+		atomic64_andnot(BIT_ULL(id), &e->sessions);
+	rcu_read_unlock();
+}
+
+/*
+ * Emit the PATH record of @file to those of @sessions that have not had it.
+ * Context: the syscall return handler (preemption disabled).
+ */
+static void memmon_path_once(u64 sessions, struct file *file, u64 dev,
+			     u64 ino, u64 now)
+{
+	struct memmon_rec_path rec = { .dev = dev, .ino = ino };
+	struct memmon_path_seen *e;
+	const char *path;
+	char *buf;
+	u64 need;
+
+	rcu_read_lock();
+	e = memmon_path_get(dev, ino);
+	need = e ? sessions & ~(u64)atomic64_read(&e->sessions) : sessions;
+	if (!need)
+		goto out;
+
+	buf = memmon_pathbuf_get();
+	if (!buf) {
+		path = "";
+	} else {
+		path = d_path(&file->f_path, buf, PATH_MAX);
+		if (IS_ERR(path))
+			path = "";
+	}
+	rec.path_len = strlen(path);
+	memmon_emit_rec(need, current, MEMMON_REC_PATH, &rec, sizeof(rec),
+			path, rec.path_len + 1, now);
+	if (buf)
+		memmon_pathbuf_put();
+	/* After the emit: see "PATH records" above. */
+	if (e)
+		atomic64_or(need, &e->sessions);
+out:
+	rcu_read_unlock();
+}
+
+/*
+ * The file a successful mmap at @addr mapped: the VMA's (what is really
+ * mapped: /dev/zero MAP_SHARED becomes a shmem file, MAP_PRIVATE of it none
+ * at all) when mmap_lock is free right now, else the file behind @fd
+ * (racy against a concurrent close or dup2 of that fd). A reference is
+ * returned; the caller fput()s it.
+ *
+ * Context: the syscall return handler: process context, preemption
+ * disabled, no lock held, so only trylock.
+ */
+static struct file *memmon_mapped_file(unsigned long addr, int fd, bool fd_ok)
+{
+	struct mm_struct *mm = current->mm;
+	struct vm_area_struct *vma;
+	struct file *file = NULL;
+
+	if (mm && mmap_read_trylock(mm)) {
+		vma = vma_lookup(mm, addr);
+		if (vma && vma->vm_start == addr && vma->vm_file)
+			file = get_file(vma->vm_file);
+		mmap_read_unlock(mm);
+		return file;
+	}
+	return fd_ok ? fget(fd) : NULL;
+}
+
+/* Fill aux[] of a successful file mmap and emit its PATH if needed. */
+static void memmon_sys_mmap_file(u64 sessions, struct memmon_rec_syscall *rec,
+				 const struct memmon_sys_call *call, u64 now)
+{
+	unsigned long addr = rec->ret;
+	struct inode *inode;
+	struct file *file;
+
+	if (call->args[3] & MAP_ANONYMOUS)
+		return;
+	file = memmon_mapped_file(addr, (int)call->args[4], call->args_valid);
+	if (!file)
+		return;
+	inode = file_inode(file);
+	rec->flags |= MEMMON_SYSF_FILE;
+	rec->aux[0] = new_encode_dev(inode->i_sb->s_dev);
+	rec->aux[1] = inode->i_ino;
+	memmon_path_once(sessions, file, rec->aux[0], rec->aux[1], now);
+	fput(file);
+}
+
+/*
+ * The handlers.
+ */
+
+static const struct memmon_sys_hook *memmon_sys_hook_of(struct kretprobe_instance *ri)
+{
+	return container_of(get_kretprobe(ri), struct memmon_sys_probe, krp)->hook;
+}
+
+/*
+ * Entry of a hooked wrapper. Returns 0 to hook the return, 1 to let the
+ * call go unrecorded (and the instance back into the pool at once).
+ * Context: kprobe (ftrace) handler, preemption disabled, task context.
+ */
+static int memmon_sys_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	const struct memmon_sys_hook *h = memmon_sys_hook_of(ri);
+	struct memmon_sys_call *call = (void *)ri->data;
+	const struct pt_regs *u = (const struct pt_regs *)regs->di;
+	struct memmon_ia32_mmap_args a;
+
+	if (!memmon_hook_sessions(current, MEMMON_EV_SYSCALL, h->sys))
+		return 1;
+
+	call->args_valid = true;
+	switch (h->abi) {
+	case MEMMON_ABI_X64:
+		call->args[0] = u->di;
+		call->args[1] = u->si;
+		call->args[2] = u->dx;
+		call->args[3] = u->r10;
+		call->args[4] = u->r8;
+		call->args[5] = u->r9;
+		break;
+	case MEMMON_ABI_IA32:
+		call->args[0] = (u32)u->bx;
+		call->args[1] = (u32)u->cx;
+		call->args[2] = (u32)u->dx;
+		call->args[3] = (u32)u->si;
+		call->args[4] = (u32)u->di;
+		call->args[5] = (u32)u->bp;
+		break;
+	case MEMMON_ABI_IA32_STRUCT:
+		/* User memory: never fault here (pagefault_disable()d copy). */
+		if (copy_from_user_nofault(&a, (const void __user *)(unsigned long)(u32)u->bx,
+					   sizeof(a))) {
+			memset(call->args, 0, sizeof(call->args));
+			call->args_valid = false;
+			break;
+		}
+		call->args[0] = a.addr;
+		call->args[1] = a.len;
+		call->args[2] = a.prot;
+		call->args[3] = a.flags;
+		call->args[4] = a.fd;
+		call->args[5] = a.offset;
+		break;
+	default:
+		break;
+	}
+	memset(&call->args[h->nargs], 0,
+	       sizeof(call->args) - h->nargs * sizeof(call->args[0]));
+	/* Read without mmap_lock: a brk racing in another thread may make
+	 * this stale, never invalid.
+	 */
+	call->old_brk = h->sys == MEMMON_SYS_BRK && current->mm ?
+			READ_ONCE(current->mm->brk) : 0;
+	call->start_ns = memmon_now();
+	return 0;
+}
+
+/*
+ * Return of a hooked wrapper whose entry was recorded.
+ * Context: the rethook trampoline handler, preemption disabled, task
+ * context of the same task as the entry.
+ */
+static int memmon_sys_return(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	const struct memmon_sys_hook *h = memmon_sys_hook_of(ri);
+	const struct memmon_sys_call *call = (const void *)ri->data;
+	struct memmon_rec_syscall rec;
+	u64 sessions, now;
+
+	/* Re-evaluated: a session may have stopped watching meanwhile. */
+	sessions = memmon_hook_sessions(current, MEMMON_EV_SYSCALL, h->sys);
+	if (!sessions)
+		return 0;
+	now = memmon_now();
+
+	memset(&rec, 0, sizeof(rec));
+	rec.sys = h->sys;
+	rec.flags = in_ia32_syscall() ? MEMMON_SYSF_COMPAT : 0;
+	memcpy(rec.args, call->args, sizeof(rec.args));
+	rec.ret = (long)regs_return_value(regs);
+	rec.duration_ns = now - call->start_ns;
+
+	switch (h->sys) {
+	case MEMMON_SYS_BRK:
+		rec.aux[0] = call->old_brk;
+		rec.aux[1] = rec.ret;
+		break;
+	case MEMMON_SYS_MMAP:
+	case MEMMON_SYS_MMAP2:
+	case MEMMON_SYS_OLD_MMAP:
+		if (!IS_ERR_VALUE((unsigned long)rec.ret))
+			memmon_sys_mmap_file(sessions, &rec, call, now);
+		break;
+	}
+	memmon_emit_rec(sessions, current, MEMMON_REC_SYSCALL, &rec,
+			sizeof(rec), NULL, 0, now);
+	return 0;
+}
+
+/*
+ * Attach / detach.
+ */
+
+/**
+ * memmon_sys_missed() - syscalls not recorded for want of an instance.
+ *
+ * Context: process context, memmon_hooks_lock held (hooks.c); kprobes'
+ * counters are read racily (statistics only).
+ * Return: the count since the module was loaded.
+ */
+unsigned long memmon_sys_missed(void)
+{
+	struct memmon_sys_probe *p = memmon_sys_probes;
+	unsigned long n = memmon_sys_missed_total;
+	unsigned int i;
+
+	if (!p)
+		return n;
+	for (i = 0; i < MEMMON_NR_SYS_HOOKS; i++)
+		n += READ_ONCE(p[i].krp.nmissed) + READ_ONCE(p[i].krp.kp.nmissed);
+	return n;
+}
+
+static void memmon_sys_unregister(struct memmon_sys_probe *p, unsigned int n)
+{
+	struct kretprobe *rps[MEMMON_NR_SYS_HOOKS];
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		rps[i] = &p[i].krp;
+	/* One RCU grace period for all; returns with no handler running. */
+	unregister_kretprobes(rps, n);
+}
+
+/**
+ * memmon_sys_attach() - hook every syscall of memmon_sys_hooks[].
+ *
+ * Context: process context, may sleep; serialised by memmon_hooks_attach().
+ * Return: 0, or a negative errno with nothing attached.
+ */
+int memmon_sys_attach(void)
+{
+	struct memmon_sys_probe *p;
+	unsigned int i;
+	int err;
+
+	p = kcalloc(MEMMON_NR_SYS_HOOKS, sizeof(*p), GFP_KERNEL);
+	if (!p)
+		return -ENOMEM;
+	for (i = 0; i < MEMMON_NR_SYS_HOOKS; i++) {
+		p[i].hook = &memmon_sys_hooks[i];
+		p[i].krp.kp.symbol_name = memmon_sys_hooks[i].symbol;
+		p[i].krp.entry_handler = memmon_sys_entry;
+		p[i].krp.handler = memmon_sys_return;
+		p[i].krp.data_size = sizeof(struct memmon_sys_call);
+		p[i].krp.maxactive = clamp(syscall_inflight, 16, 65536);
+		err = register_kretprobe(&p[i].krp);
+		if (err) {
+			pr_err("cannot hook %s: %d\n", memmon_sys_hooks[i].symbol,
+			       err);
+			goto err_unregister;
+		}
+	}
+	memmon_sys_probes = p;
+	return 0;
+
+err_unregister:
+	memmon_sys_unregister(p, i);
+	kfree(p);
+	return err;
+}
+
+/**
+ * memmon_sys_detach() - unhook every syscall.
+ *
+ * Tasks still inside a hooked syscall return through the kernel's
+ * trampoline without calling us (see the top of this file).
+ *
+ * Context: process context, may sleep; serialised by memmon_hooks_detach().
+ */
+void memmon_sys_detach(void)
+{
+	struct memmon_sys_probe *p = memmon_sys_probes;
+
+	if (!p)
+		return;
+	memmon_sys_unregister(p, MEMMON_NR_SYS_HOOKS);
+	memmon_sys_missed_total = memmon_sys_missed();
+	memmon_sys_probes = NULL;
+	kfree(p);
+	memmon_paths_clear();
+}

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * memmon: what the instrumentation files (hooks.c, hook_*.c, procfs.c)
+ * share. Not seen by the transport side, which knows only emit.h.
+ *
+ * Hook groups. Each group attaches all of its probes or none, and detaches
+ * them so that no handler of the group runs, or will run, once detach
+ * returns (kprobes and kretprobes: unregister_k*probes() waits for an RCU
+ * grace period; tracepoints: tracepoint_synchronize_unregister()). Tasks
+ * still inside a hooked function then return through the kernel's own
+ * kretprobe trampoline, which finds the handler gone and touches nothing
+ * of ours: see hook_syscalls.c for why that makes rmmod safe.
+ *
+ *   group       probes                                       file
+ *   ---------   -------------------------------------------  ----------------
+ *   syscalls    kretprobes on __x64_sys_* and __ia32_sys_*   hook_syscalls.c
+ *   faults      kretprobe on handle_mm_fault, kprobes on     hook_faults.c
+ *               the x86 bad-area paths
+ *   lifecycle   tracepoints sched_process_fork/exec/exit,    hook_lifecycle.c
+ *               kprobe on taskstats_exit
+ *   rss         tracepoint rss_stat, a per-CPU flush timer   hook_rss.c
+ */
+#ifndef _MEMMON_HOOKS_H
+#define _MEMMON_HOOKS_H
+
+#include <linux/ktime.h>
+#include <linux/limits.h>
+#include <linux/preempt.h>
+#include <linux/stddef.h>
+#include <linux/tracepoint.h>
+
+#include "emit.h"
+
+/**
+ * memmon_hook_sessions() - the sessions that want event @ev of @task.
+ * @task: the task the event belongs to (usually current).
+ * @ev:   enum memmon_event.
+ * @sys:  enum memmon_sys for MEMMON_EV_SYSCALL, else 0.
+ *
+ * The three filters of emit.h, cheapest first: the static key, the watch
+ * table, the sessions' event masks. Inlined into every hook so that an
+ * unwatched task costs a patched-out branch and one RCU hash lookup.
+ *
+ * Context: any context emit.h allows (preemption disabled in all our
+ * callers).
+ * Return: a mask of session ids, 0 for "nobody".
+ */
+static __always_inline u64 memmon_hook_sessions(struct task_struct *task,
+						enum memmon_event ev,
+						unsigned int sys)
+{
+	u64 sessions;
+
+	if (!static_branch_unlikely(&memmon_active))
+		return 0;
+	sessions = memmon_watchers(task);
+	if (likely(!sessions))
+		return 0;
+	return memmon_want(sessions, ev, sys);
+}
+
+/*
+ * memmon_emit_rec() - memmon_emit() a record built as its uapi struct
+ * (@rec, @size bytes) on the stack: the transport fills the header, the
+ * body is what follows it.
+ */
+static __always_inline void memmon_emit_rec(u64 sessions,
+					    struct task_struct *task, u16 type,
+					    const void *rec, size_t size,
+					    const void *tail, u32 tail_len,
+					    u64 time_ns)
+{
+	memmon_emit(sessions, task, type,
+		    (const u8 *)rec + sizeof(struct memmon_rec_header),
+		    size - sizeof(struct memmon_rec_header),
+		    tail, tail_len, time_ns);
+}
+
+/*
+ * Clock of every record: CLOCK_MONOTONIC (enum memmon_clock). A kprobe
+ * that ends up on an int3 runs as an NMI, where only the fast accessor is
+ * safe against an interrupted timekeeping update.
+ */
+static __always_inline u64 memmon_now(void)
+{
+	return unlikely(in_nmi()) ? ktime_get_mono_fast_ns() : ktime_get_ns();
+}
+
+/* hooks.c: helpers shared by the groups. */
+struct tracepoint *memmon_find_tracepoint(const char *name);
+int memmon_pathbuf_alloc(void);
+void memmon_pathbuf_free(void);
+char *memmon_pathbuf_get(void);
+void memmon_pathbuf_put(void);
+
+/* The groups (each: all-or-nothing attach, see the top of this file). */
+int memmon_sys_attach(void);
+void memmon_sys_detach(void);
+int memmon_fault_attach(void);
+void memmon_fault_detach(void);
+int memmon_life_attach(void);
+void memmon_life_detach(void);
+int memmon_rss_attach(void);
+void memmon_rss_detach(void);
+
+/* Calls not recorded for want of a kretprobe instance (hooks lock held). */
+unsigned long memmon_sys_missed(void);
+unsigned long memmon_fault_missed(void);
+void memmon_hooks_stats(bool *attached, unsigned long *sys_missed,
+			unsigned long *fault_missed);
+
+/* hook_syscalls.c: a session id is being reused, forget its PATH records. */
+void memmon_paths_forget_session(unsigned int id);
+
+/* Module init/exit of the instrumentation side (procfs.c; hooks.c). */
+int memmon_hooks_init(void);
+void memmon_hooks_exit(void);
+int memmon_procfs_init(void);
+void memmon_procfs_exit(void);
+
+#endif /* _MEMMON_HOOKS_H */
