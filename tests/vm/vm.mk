@@ -1,6 +1,7 @@
 # In-VM test programs: every tests/vm/t_*.c becomes build/vmtests/t_*,
 # run inside the VM by tests/vm/suite next to the tests/vm/t_*.sh scripts.
 VMTEST_SRCS := $(wildcard tests/vm/t_*.c)
+VMTEST_SRCS += $(wildcard tests/vm/w_*.c)   # helpers the t_*.sh tests run
 VMTESTS := $(patsubst tests/vm/%.c,$(B)/vmtests/%,$(VMTEST_SRCS))
 
 vm-tests: $(VMTESTS)
