@@ -208,8 +208,9 @@ struct memmon_rings *memmon_rings_alloc(u64 ring_size, u64 wakeup_bytes,
 	if (rings->nr_pages > UINT_MAX)
 		goto err_free_rings;
 
+	/* NOWARN: with many CPUs and big rings this may exceed kvmalloc's limit. */
 	rings->pages = kvcalloc(rings->nr_pages, sizeof(*rings->pages),
-				GFP_KERNEL_ACCOUNT);
+				GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!rings->pages)
 		goto err_free_rings;
 	err = memmon_rings_alloc_pages(rings);
