@@ -56,13 +56,18 @@ static int __init memmon_init(void)
 	err = memmon_watch_init();
 	if (err)
 		goto err_session_cleanup;
-	err = memmon_dev_init();
+	err = memmon_hooks_init();
 	if (err)
 		goto err_watch_cleanup;
+	err = memmon_dev_init();
+	if (err)
+		goto err_hooks_exit;
 
 	pr_info("loaded, version %s\n", MEMMON_VERSION);
 	return 0;
 
+err_hooks_exit:
+	memmon_hooks_exit();
 err_watch_cleanup:
 	memmon_watch_cleanup();
 err_session_cleanup:
@@ -74,6 +79,7 @@ err_out:
 static void __exit memmon_exit(void)
 {
 	memmon_dev_exit();
+	memmon_hooks_exit();
 	memmon_watch_cleanup();
 	memmon_session_cleanup();
 	pr_info("unloaded\n");

@@ -21,4 +21,12 @@ void memmon_dev_exit(void);
 /* main.c: kernel symbols that are not exported to modules. */
 unsigned long memmon_ksym(const char *name);
 
+/*
+ * The instrumentation side's entry points that main.c and session.c call
+ * (hooks.h declares them too, for the instrumentation's own files).
+ */
+int memmon_hooks_init(void);
+void memmon_hooks_exit(void);
+void memmon_paths_forget_session(unsigned int id);
+
 #endif /* _MEMMON_MEMMON_H */

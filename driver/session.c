@@ -18,7 +18,9 @@
  *   3. memmon_sessions[id] = NULL
  *   4. synchronize_rcu(): no producer still uses the session or its rings
  *   5. the id becomes free for a new session     (so a stale mask bit
- *                                                 never names a stranger)
+ *                                                 never names a stranger;
+ *                                                 the hooks forget the id's
+ *                                                 PATH records first)
  *   6. irq_work_sync() and free the rings, then the session
  *
  * Lifetime: a kref. The file holds one, every VMA of its mappings holds one
@@ -461,6 +463,8 @@ static void memmon_session_release(struct kref *ref)
 	 * preemption disabled); after this, none is left in its rings.
 	 */
 	synchronize_rcu();
+	/* What the instrumentation remembers per session id goes with it. */
+	memmon_paths_forget_session(s->id);
 	mutex_lock(&memmon_sessions_lock);
 	memmon_session_ids &= ~BIT_ULL(s->id);
 	mutex_unlock(&memmon_sessions_lock);
