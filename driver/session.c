@@ -528,9 +528,14 @@ void memmon_session_info(struct memmon_session *s, struct memmon_info *info)
 
 	info->abi_major = MEMMON_ABI_MAJOR;
 	info->abi_minor = MEMMON_ABI_MINOR;
+	/* Transport, then what the hook groups (hook_*.c) record. */
 	info->features = MEMMON_FEAT_MMAP | MEMMON_FEAT_READ |
 			 MEMMON_FEAT_POLL | MEMMON_FEAT_MARK |
-			 MEMMON_FEAT_FOLLOW_CHILDREN;
+			 MEMMON_FEAT_FOLLOW_CHILDREN |
+			 MEMMON_FEAT_SYSCALLS | MEMMON_FEAT_FAULTS |
+			 MEMMON_FEAT_RSS | MEMMON_FEAT_LIFECYCLE;
+	if (IS_ENABLED(CONFIG_IA32_EMULATION))
+		info->features |= MEMMON_FEAT_COMPAT32;
 	info->events_supported = MEMMON_EV_ALL;
 	info->nr_cpus = nr_cpu_ids;
 	info->page_size = PAGE_SIZE;
