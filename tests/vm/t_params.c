@@ -88,6 +88,30 @@ static void test_good_params(void)
 	kill(kids[1], SIGKILL);
 	waitpid(kids[1], &st, 0);
 	close(fd);
+
+	/* FOLLOW_CHILDREN stops at max_watch too. */
+	fd = mm_open();
+	mm_watch(fd, MEMMON_IOC_WATCH_ADD, 0, MEMMON_WATCH_FOLLOW_CHILDREN);
+	ioctl(fd, MEMMON_IOC_ENABLE);
+	for (int i = 0; i < 2; i++) {
+		kids[i] = fork();
+		if (!kids[i]) {
+			pause();
+			_exit(0);
+		}
+	}
+	{
+		struct memmon_watch_list l = { .size = sizeof(l) };
+
+		ioctl(fd, MEMMON_IOC_WATCH_LIST, &l);
+		/* Us and the first child: the second child is not followed. */
+		VT_OK(l.count == 2, "FOLLOW_CHILDREN at max_watch=2: %u entries", l.count);
+	}
+	for (int i = 0; i < 2; i++) {
+		kill(kids[i], SIGKILL);
+		waitpid(kids[i], &st, 0);
+	}
+	close(fd);
 	/* Unload. */
 	VT_SUCCESS(unload(), "unload");
 }
