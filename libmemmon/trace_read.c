@@ -82,9 +82,12 @@ static int read_at(struct memmon_trace_reader *r, void *buf, size_t len,
 		n = pread(r->fd, (char *)buf + done, len - done, (off_t)(off + done));
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0)
-			return fail(r, -errno, "read at offset %llu: %s",
-				    (unsigned long long)(off + done), strerror(errno));
+		if (n < 0) {
+			int e = errno ? errno : EIO;
+
+			return fail(r, -e, "read at offset %llu: %s",
+				    (unsigned long long)(off + done), strerror(e));
+		}
 		if (!n)
 			return fail(r, -EBADMSG, "unexpected end of file at offset %llu",
 				    (unsigned long long)(off + done));
