@@ -59,10 +59,16 @@ $(LIB_SO): $(LIB_OBJS) libmemmon/libmemmon.map
 $(LIB_DIR)/libmemmon.so: $(LIB_SO)
 	ln -sf $(LIB_SONAME) $@
 
-$(LIB_PC): libmemmon/libmemmon.pc.in
+# Regenerated whenever PREFIX/LIBDIR change (written only if different).
+$(LIB_PC): libmemmon/libmemmon.pc.in libmemmon-pc-force
 	@mkdir -p $(@D)
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
-	    -e 's|@VERSION@|$(LIB_VERSION)|' $< > $@
+	@sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+	    -e 's|@VERSION@|$(LIB_VERSION)|' $< > $@.tmp
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; \
+	 echo "  GEN     $@ (prefix $(PREFIX))"; fi
+
+.PHONY: libmemmon-pc-force
+libmemmon-pc-force:
 
 LIB_MAN3	:= docs/man/libmemmon.3
 LIB_MAN5	:= docs/man/memmon-trace-file.5
