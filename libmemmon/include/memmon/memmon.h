@@ -151,7 +151,9 @@ LIBMEMMON_API int memmon_session__poll(struct memmon_session *s, int timeout_ms)
 /* Like consume, ignoring holdback_ns: drain everything committed now. */
 LIBMEMMON_API int memmon_session__flush(struct memmon_session *s);
 /* One CPU's ring, in ring order, through the session's callback. Safe to
- * run concurrently for different CPUs (one thread per CPU).
+ * run concurrently for different CPUs (one thread per CPU) once
+ * memmon_session__map() has returned; not concurrently with
+ * memmon_session__consume()/__poll()/__flush(), which touch every ring.
  */
 LIBMEMMON_API int memmon_session__consume_cpu(struct memmon_session *s,
 					      unsigned int cpu);
