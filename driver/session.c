@@ -289,12 +289,12 @@ static void __memmon_publish_masks(void)
 		WRITE_ONCE(memmon_masks.sys[i], sys[i]);
 }
 
-/* Create the rings with the current configuration if needed. s->lock held. */
+/* Create the rings with the current configuration if needed. rings_lock held. */
 static struct memmon_rings *__memmon_session_rings(struct memmon_session *s)
 {
 	struct memmon_rings *rings;
 
-	lockdep_assert_held(&s->lock);
+	lockdep_assert_held(&s->rings_lock);
 	if (s->rings)
 		return s->rings;
 	rings = memmon_rings_alloc(s->ring_size, s->wakeup_bytes, &s->wq);
@@ -321,9 +321,9 @@ struct memmon_rings *memmon_session_rings(struct memmon_session *s)
 
 	if (rings)
 		return rings;
-	mutex_lock(&s->lock);
+	mutex_lock(&s->rings_lock);
 	rings = __memmon_session_rings(s);
-	mutex_unlock(&s->lock);
+	mutex_unlock(&s->rings_lock);
 	return rings;
 }
 
@@ -346,7 +346,7 @@ int memmon_session_enable(struct memmon_session *s)
 	mutex_lock(&s->lock);
 	if (s->enabled)
 		goto out_unlock;
-	rings = __memmon_session_rings(s);
+	rings = memmon_session_rings(s);
 	if (IS_ERR(rings)) {
 		err = PTR_ERR(rings);
 		goto out_unlock;
@@ -424,6 +424,7 @@ struct memmon_session *memmon_session_create(void)
 		return ERR_PTR(-ENOMEM);
 	kref_init(&s->ref);
 	mutex_init(&s->lock);
+	mutex_init(&s->rings_lock);
 	mutex_init(&s->read_lock);
 	init_waitqueue_head(&s->wq);
 	s->ring_size = ring_size;
@@ -472,6 +473,7 @@ static void memmon_session_release(struct kref *ref)
 	memmon_rings_free(s->rings);
 	put_pid_ns(s->pid_ns);
 	mutex_destroy(&s->read_lock);
+	mutex_destroy(&s->rings_lock);
 	mutex_destroy(&s->lock);
 	kfree(s);
 }
@@ -519,10 +521,10 @@ void memmon_session_info(struct memmon_session *s, struct memmon_info *info)
 	struct memmon_layout l;
 	u64 size, wakeup;
 
-	mutex_lock(&s->lock);
+	mutex_lock(&s->rings_lock);
 	size = s->ring_size;
 	wakeup = s->wakeup_bytes;
-	mutex_unlock(&s->lock);
+	mutex_unlock(&s->rings_lock);
 	/* Sizes were validated when they were set: this cannot fail. */
 	memmon_layout_compute(&l, size);
 
@@ -583,14 +585,14 @@ int memmon_session_configure(struct memmon_session *s,
 	if (wakeup > size / 2)
 		return -EINVAL;
 
-	mutex_lock(&s->lock);
+	mutex_lock(&s->rings_lock);
 	if (s->rings) {
 		err = -EBUSY;
 	} else {
 		s->ring_size = size;
 		s->wakeup_bytes = wakeup;
 	}
-	mutex_unlock(&s->lock);
+	mutex_unlock(&s->rings_lock);
 	return err;
 }
 
@@ -796,18 +798,18 @@ int memmon_session_mmap(struct memmon_session *s, struct vm_area_struct *vma)
 	struct memmon_layout l;
 	int area;
 
-	mutex_lock(&s->lock);
+	mutex_lock(&s->rings_lock);
 	if (s->rings)
 		l = s->rings->layout;
 	else
 		memmon_layout_compute(&l, s->ring_size);
 	area = memmon_mmap_check(&l, vma);
 	if (area < 0) {
-		mutex_unlock(&s->lock);
+		mutex_unlock(&s->rings_lock);
 		return area;
 	}
 	rings = __memmon_session_rings(s);
-	mutex_unlock(&s->lock);
+	mutex_unlock(&s->rings_lock);
 	if (IS_ERR(rings))
 		return PTR_ERR(rings);
 	return memmon_rings_remap(rings, vma, area);

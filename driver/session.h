@@ -20,7 +20,9 @@
  * @id: bit number in session masks; memmon_sessions[@id] == this
  * @pid_ns: the opener's PID namespace (a reference is held): record
  *	tgid/tid and WATCH_LIST pids are numbers in it
- * @lock: serialises configuration, ring creation, enable/disable, events
+ * @lock: serialises enable/disable and event changes
+ * @rings_lock: serialises ring configuration and creation (a leaf: taken
+ *	under mmap_lock by mmap(), so nothing else is taken inside it)
  * @read_lock: serialises read() callers
  * @wq: poll() and blocking read() wait here; the rings' irq_work wakes it
  * @rings: NULL until created; then fixed until the session is freed
@@ -37,11 +39,12 @@
  *   -------------  ----------------------------  ----------------------------
  *   ref            kref ops                      -
  *   id, pid_ns     at creation                   anyone holding a ref
- *   rings          @lock, once; store-release    producers (load-acquire,
- *                                                RCU), holders of @lock or a
- *                                                ref after it was seen set
- *   ring_size,     @lock, only while !rings      @lock
- *     wakeup_bytes
+ *   rings          @rings_lock, once;            producers (load-acquire,
+ *                  store-release                 RCU), holders of @rings_lock
+ *                                                or of a ref after it was
+ *                                                seen set (load-acquire)
+ *   ring_size,     @rings_lock, only while       @rings_lock; lockless once
+ *     wakeup_bytes   !rings                      rings was seen set
  *   events,        @lock and memmon_sessions_lock  either lock
  *     syscalls
  *   enabled        @lock and memmon_sessions_lock  either lock
@@ -49,15 +52,18 @@
  *
  * Producers never look at the fields above except @rings and @pid_ns: they
  * learn which sessions want what from the global masks (session.c).
- * Lock order: @read_lock, then @lock, then memmon_sessions_lock, then the
- * watch table's lock. Nothing is copied from or to userspace under @lock
- * (mmap() takes it under mmap_lock).
+ * Lock order: @read_lock, then @lock, then @rings_lock (released before
+ * anything else is taken) or memmon_sessions_lock, then the watch table's
+ * lock. mmap() takes @rings_lock under mmap_lock: nothing is copied from or
+ * to userspace under it, and it never nests the locks that attaching the
+ * hooks takes (cpu hotplug, text_mutex).
  */
 struct memmon_session {
 	struct kref ref;
 	unsigned int id;
 	struct pid_namespace *pid_ns;
-	struct mutex lock;		/* config, rings, enabled, events */
+	struct mutex lock;		/* enabled, events */
+	struct mutex rings_lock;	/* config and rings creation */
 	struct mutex read_lock;		/* one read() at a time */
 	wait_queue_head_t wq;
 	struct memmon_rings *rings;
