@@ -913,7 +913,8 @@ int memmon_rec__fprint(FILE *f, const struct memmon_rec_header *rec,
 			return libmm_err(-ENOMEM);
 		memmon_rec__format(rec, buf, (size_t)n + 1, opts);
 	}
-	ret = fprintf(f, "%s\n", buf) < 0 || ferror(f) ? -EIO : n + 1;
+	errno = 0;
+	ret = fprintf(f, "%s\n", buf) < 0 || ferror(f) ? (errno ? -errno : -EIO) : n + 1;
 	if (buf != stack)
 		free(buf);
 	return libmm_err(ret);

@@ -362,7 +362,9 @@ int memmon_rec__fprint_json(FILE *f, const struct memmon_rec_header *rec,
 
 	if (!s)
 		return errno == ENOMSG ? 0 : libmm_err(-errno);
-	ret = fprintf(f, "%s\n", s) < 0 || ferror(f) ? -EIO : (int)strlen(s) + 1;
+	errno = 0;
+	ret = fprintf(f, "%s\n", s) < 0 || ferror(f) ? (errno ? -errno : -EIO) :
+							 (int)strlen(s) + 1;
 	free(s);
 	return libmm_err(ret);
 }

@@ -124,7 +124,9 @@ $(LIB_UNIT_DIR)/%: tests/unit/%.c $(LIB_SRCS) $(LIB_HDRS) $(wildcard tests/unit/
 	$(CC) $(filter-out -O2 -std=%,$(USER_CFLAGS)) -std=gnu11 $($*_CFLAGS) \
 		-o $@ $($*_SRCS) $($*_LIBS)
 
-lib-unit: $(LIB_UNIT_BINS)
+# $$: tools/tools.mk, read after this file, appends its CLI tests.
+.SECONDEXPANSION:
+lib-unit: $$(LIB_UNIT_BINS)
 	@set -e; for t in $(LIB_UNIT_BINS); do echo "# $$t"; $$t; done
 
 # Every public header alone, as C and as C++ (rule 16).

@@ -743,6 +743,28 @@ static json_t *proc_json(const struct report *rp, const struct proc *p)
 	return o;
 }
 
+/*
+ * LOST records count what was dropped before the next event that fit; a
+ * loss at the very end has no LOST record yet. The kernel's counters,
+ * saved by memmon record at the end (meta "cpu_stats"), have it: per CPU,
+ * the larger of the two is exact.
+ */
+static void merge_kernel_lost(struct report *rp, const char *meta_text)
+{
+	json_t *meta = json_loads(meta_text, 0, NULL);
+	json_t *st = json_object_get(meta, "cpu_stats");
+	unsigned int c;
+
+	for (c = 0; c < rp->nr_cpus && c < json_array_size(st); c++) {
+		json_t *l = json_object_get(json_array_get(st, c), "lost");
+		__u64 v = json_is_integer(l) ? (__u64)json_integer_value(l) : 0;
+
+		if (v > rp->lost[c])
+			rp->lost[c] = v;
+	}
+	json_decref(meta);
+}
+
 static int cmp_proc(const void *a, const void *b)
 {
 	const struct proc *x = *(struct proc *const *)a, *y = *(struct proc *const *)b;
@@ -813,6 +835,7 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	}
 	qsort(rp.list, rp.nr_procs, sizeof(*rp.list), cmp_proc);
+	merge_kernel_lost(&rp, memmon_trace_reader__meta(r));
 	for (c = 0; c < rp.nr_cpus; c++)
 		lost += rp.lost[c];
 	if (json) {

@@ -23,6 +23,7 @@ struct trace_ctx {
 	__u64 show_mask;
 	__u64 show_sys;
 	unsigned long long events;
+	int werr;
 };
 
 static const char trace_usage[] =
@@ -74,9 +75,12 @@ static int trace_cb(void *vctx, const struct memmon_rec_header *rec)
 	if (rec->type == MEMMON_REC_PATH && !c->json)
 		return 0;
 	c->events++;
-	if (c->json)
-		return memmon_rec__fprint_json(c->out, rec, &c->fopts) < 0 ? -EIO : 0;
-	return memmon_rec__fprint(c->out, rec, &c->fopts) < 0 ? -EIO : 0;
+	if ((c->json ? memmon_rec__fprint_json(c->out, rec, &c->fopts) :
+		       memmon_rec__fprint(c->out, rec, &c->fopts)) < 0) {
+		c->werr = errno;	/* the stream's reason, e.g. EPIPE */
+		return -EIO;
+	}
+	return 0;
 }
 
 static __s64 realtime_offset(void)
@@ -230,8 +234,10 @@ int cmd_trace(int argc, char **argv)
 	while (!tool_stop) {
 		n = memmon_session__poll(s, 100);
 		if (n < 0 && n != -EINTR) {
-			tool_err(cmd, n == -EIO ? "write error: %s" :
-				 "reading events: %s", strerror(-n));
+			if (n == -EIO && c.werr)
+				tool_err(cmd, "write error: %s", strerror(c.werr));
+			else
+				tool_err(cmd, "reading events: %s", strerror(-n));
 			goto out_disable;
 		}
 		fflush(c.out);

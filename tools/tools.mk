@@ -47,7 +47,7 @@ define cli_test_vars
 $(1)_SRCS	:= tests/unit/$(1).c $(TOOLS_SRCS) $(LIB_SRCS)
 $(1)_CFLAGS	:= $(LIB_TEST_SAN) -iquote libmemmon -I uapi -I libmemmon/include -I tools -I tests/unit -O1
 $(1)_LIBS	:= $(LIB_TEST_SAN) -lcmocka -ljansson -lzstd -lz $(TOOLS_LIBS)
-$(1)_ENV	:= ASAN_OPTIONS=detect_leaks=0
+$(1)_ENV	:= ASAN_OPTIONS=detect_leaks=1
 endef
 CLI_TESTS	:= $(notdir $(basename $(wildcard tests/unit/test_cli_*.c)))
 $(foreach t,$(CLI_TESTS),$(eval $(call cli_test_vars,$(t))))

@@ -125,7 +125,7 @@ LIBMEMMON_API int memmon_rec__format(const struct memmon_rec_header *rec,
 				     char *buf, size_t size,
 				     const struct memmon_format_opts *opts);
 /* The line plus '\n' to f; 0 (nothing written) for an unknown type;
- * -EIO if the stream reports an error.
+ * the negative errno of a failed write (-EIO if the stream does not say).
  */
 LIBMEMMON_API int memmon_rec__fprint(FILE *f, const struct memmon_rec_header *rec,
 				     const struct memmon_format_opts *opts);
@@ -142,7 +142,9 @@ LIBMEMMON_API int memmon_rec__fprint(FILE *f, const struct memmon_rec_header *re
  */
 LIBMEMMON_API char *memmon_rec__to_json(const struct memmon_rec_header *rec,
 					const struct memmon_format_opts *opts);
-/* The JSON object plus '\n' to f; 0 for an unknown type. */
+/* The JSON object plus '\n' to f; 0 for an unknown type; errors as
+ * memmon_rec__fprint().
+ */
 LIBMEMMON_API int memmon_rec__fprint_json(FILE *f,
 					  const struct memmon_rec_header *rec,
 					  const struct memmon_format_opts *opts);
