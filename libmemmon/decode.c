@@ -606,11 +606,21 @@ static void sb_cstr(struct strbuf *sb, const __u8 *p, size_t len, size_t max)
 		__u8 c = p[i];
 
 		switch (c) {
-		case '"':  sb_printf(sb, "\\\""); break;
-		case '\\': sb_printf(sb, "\\\\"); break;
-		case '\n': sb_printf(sb, "\\n"); break;
-		case '\t': sb_printf(sb, "\\t"); break;
-		case '\r': sb_printf(sb, "\\r"); break;
+		case '"':
+			sb_printf(sb, "\\\"");
+			break;
+		case '\\':
+			sb_printf(sb, "\\\\");
+			break;
+		case '\n':
+			sb_printf(sb, "\\n");
+			break;
+		case '\t':
+			sb_printf(sb, "\\t");
+			break;
+		case '\r':
+			sb_printf(sb, "\\r");
+			break;
 		default:
 			if (c < 0x20 || c >= 0x7f)
 				sb_printf(sb, "\\x%02x", c);

@@ -61,6 +61,20 @@ struct reader {
 	int err;
 };
 
+/*
+ * Synchronisation:
+ *   qhead/qtail     wfcqueue: readers enqueue (wait-free, any number), the
+ *                   writer alone dequeues.
+ *   wake_fd         eventfd: readers post, the writer sleeps on it.
+ *   stop_readers    uatomic, main -> readers; a reader that saw it before
+ *                   an empty peek has drained its ring and exits.
+ *   stop_writer     uatomic, main -> writer, set after the readers joined:
+ *                   the writer empties the queue once more and exits.
+ *   readers[].records uatomic, a reader counts, main reads (progress).
+ *   events, paths, writer_err, w
+ *                   the writer thread's until it is joined, then main's.
+ *   pt              RCU hash table, see proctab.c.
+ */
 struct record {
 	const char *cmd;
 	struct memmon_session *s;

@@ -684,8 +684,10 @@ static json_t *proc_json(const struct report *rp, const struct proc *p)
 	json_object_set_new(o, "exited", json_boolean(p->exited));
 	if (p->exited) {
 		json_object_set_new(o, "exit_status", json_integer(p->exit_code));
-		json_object_set_new(o, "peak_vm_kernel", json_integer((json_int_t)p->peak_vm_kernel));
-		json_object_set_new(o, "peak_rss_kernel", json_integer((json_int_t)p->peak_rss_kernel));
+		json_object_set_new(o, "peak_vm_kernel",
+				    json_integer((json_int_t)p->peak_vm_kernel));
+		json_object_set_new(o, "peak_rss_kernel",
+				    json_integer((json_int_t)p->peak_rss_kernel));
 	}
 	json_object_set_new(o, "first_ns", json_integer((json_int_t)p->first_ns));
 	json_object_set_new(o, "last_ns", json_integer((json_int_t)p->last_ns));

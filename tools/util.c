@@ -132,11 +132,23 @@ int tool_parse_size(const char *s, __u64 *out)
 	if (errno || end == s)
 		return -EINVAL;
 	switch (*end) {
-	case 'k': case 'K': shift = 10; end++; break;
-	case 'm': case 'M': shift = 20; end++; break;
-	case 'g': case 'G': shift = 30; end++; break;
-	default: break;
+	case 'k':
+	case 'K':
+		shift = 10;
+		break;
+	case 'm':
+	case 'M':
+		shift = 20;
+		break;
+	case 'g':
+	case 'G':
+		shift = 30;
+		break;
+	default:
+		break;
 	}
+	if (shift)
+		end++;
 	if ((*end == 'i' || *end == 'I') && shift)
 		end++;
 	if ((*end == 'b' || *end == 'B'))
@@ -180,11 +192,11 @@ int tool_parse_events(const char *cmd, const char *s, __u64 *mask,
 			sc |= (1ULL << MEMMON_SYS__COUNT) - 1;
 		} else if (!strcmp(tok, "fault")) {
 			m |= 1ULL << MEMMON_EV_FAULT;
-		} else if ((n = memmon_event__from_name(tok)) >= 0) {
+		} else if (memmon_event__from_name(tok) >= 0) {
+			n = memmon_event__from_name(tok);
 			m |= 1ULL << n;
-			if (n == MEMMON_EV_SYSCALL)
-				sc |= (1ULL << MEMMON_SYS__COUNT) - 1;
-		} else if ((n = memmon_sys__from_name(tok)) >= 0) {
+		} else if (memmon_sys__from_name(tok) >= 0) {
+			n = memmon_sys__from_name(tok);
 			m |= 1ULL << MEMMON_EV_SYSCALL;
 			sc |= 1ULL << n;
 		} else {
