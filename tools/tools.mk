@@ -55,3 +55,14 @@ UNIT_TESTS	+= $(CLI_TESTS)
 LIB_UNIT_BINS	+= $(addprefix $(B)/libunit/,$(CLI_TESTS))
 # The fake /dev/memmon of test_cli_fakedev answers through these wrappers.
 test_cli_fakedev_LIBS	+= -Wl,--wrap=ioctl,--wrap=mmap,--wrap=munmap
+
+# libmemmon against the real module, run in the VM by tests/vm/t_cli_lib.sh
+# (not a host unit test: it needs /dev/memmon). Built with the VM tests.
+LIB_DEVICE_TEST	:= $(B)/libunit/test_lib_device
+
+$(LIB_DEVICE_TEST): tests/unit/test_lib_device.c $(B)/lib/libmemmon.a \
+		$(wildcard libmemmon/include/memmon/*.h) uapi/linux/memmon.h
+	@mkdir -p $(@D)
+	$(CC) $(TOOLS_CFLAGS) -o $@ $< $(B)/lib/libmemmon.a -lcmocka -ljansson -lzstd -lz
+
+vm-tests: $(LIB_DEVICE_TEST)
