@@ -142,8 +142,17 @@ static void __memmon_watch_clear(struct memmon_watched *e, u64 bits)
 }
 
 /*
- * Is the process of @pid gone, or going (its last thread is in do_exit(),
- * past the point where memmon_watch_exit() is called)?
+ * Has every thread of the process of @pid finished do_exit()'s hooks, so
+ * that nothing more can be recorded about it?
+ *
+ * Not "signal->live == 0": the last thread drops live early in do_exit(),
+ * then tears its mm down (faults, RSS changes) and only then reaches the
+ * exit tracepoint, whose EXIT record needs the entry. What is final is
+ * exit_notify(), after the tracepoint: it sets exit_state, and a thread
+ * other than the leader is unlinked from the group soon after (release).
+ * So the process is done once its leader (pid_task(TGID)) is gone, or has
+ * an exit_state and no other thread left. A zombie stays watched until then
+ * only if another thread still runs.
  */
 static bool memmon_pid_dead(struct pid *pid)
 {
@@ -152,7 +161,7 @@ static bool memmon_pid_dead(struct pid *pid)
 
 	rcu_read_lock();
 	t = pid_task(pid, PIDTYPE_TGID);
-	dead = !t || !atomic_read(&t->signal->live);
+	dead = !t || (READ_ONCE(t->exit_state) && thread_group_empty(t));
 	rcu_read_unlock();
 	return dead;
 }
@@ -451,10 +460,12 @@ out_unlock:
  * memmon_watch_exit() - a watched process is gone
  * @task: an exiting task (current)
  *
- * Removes @task's process from every session once its whole thread group is
- * exiting (signal->live reached 0); an earlier thread's exit is ignored, so
- * the hook may call this for every exiting thread. Call it after the
- * process's last record was emitted.
+ * Removes @task's process from every session. Call it from the thread that
+ * took signal->live to 0 (do_exit()'s group_dead), after its last record:
+ * the live test here only ignores calls made while other threads still
+ * live. (A thread that dropped live earlier may reach its exit hook after
+ * that one: live is 0 then too, so calling this for every exiting thread
+ * would drop the process while its last thread still runs.)
  *
  * Context: the sched_process_exit tracepoint: process context, preemption
  * disabled; after do_exit() decremented signal->live (memmon_watch_add()

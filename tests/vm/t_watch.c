@@ -3,9 +3,11 @@
  * The watch table with the lifecycle hooks attached (a session enabled):
  * FOLLOW_CHILDREN follows fork children recursively, from their first
  * instruction, and only for the sessions that asked; threads are not new
- * processes; exits leave the table.
+ * processes; exits leave the table, but not before the exit is recorded,
+ * whatever the other sessions' WATCH_LIST calls do meanwhile.
  */
 #include <signal.h>
+#include <stdatomic.h>
 #include <sys/wait.h>
 
 #include "mmtest.h"
@@ -56,6 +58,96 @@ static pid_t spawn_family(int report, int go)
 		_exit(0);
 	}
 	return child;
+}
+
+static atomic_int listing_stop;
+
+/* Call WATCH_LIST on session *arg (it prunes dead entries) until told. */
+static void *lister(void *arg)
+{
+	struct memmon_watch_entry e[4];
+	long calls = 0;
+
+	while (!atomic_load(&listing_stop)) {
+		count(*(int *)arg, e, 4);
+		calls++;
+	}
+	return (void *)calls;
+}
+
+struct exit_seen {
+	pid_t pid;
+	long exits;
+	uint32_t code, flags;
+};
+
+static void find_exit(const struct memmon_rec_header *rec, unsigned int cpu, void *arg)
+{
+	const struct memmon_rec_exit *x = (const void *)rec;
+	struct exit_seen *s = arg;
+
+	(void)cpu;
+	if (rec->type != MEMMON_REC_EXIT || rec->tgid != (uint32_t)s->pid)
+		return;
+	s->exits++;
+	s->code = x->code;
+	s->flags = x->flags;
+}
+
+/*
+ * A process whose last thread is in do_exit() has signal->live == 0 for a
+ * while (exit_mm() tears its memory down) before the exit hook records its
+ * EXIT. WATCH_LIST (any session's) drops dead processes from the table: it
+ * must not take that one for dead, or its last records are lost.
+ */
+static void test_exit_while_listing(void)
+{
+	const size_t big = 256UL << 20;
+	int a = mm_open(), other = mm_open(), ready[2], go[2], st;
+	struct exit_seen seen = { 0 };
+	char buf[65536], c;
+	pthread_t th;
+	void *calls;
+	ssize_t got;
+	pid_t child;
+
+	pipe(ready);
+	pipe(go);
+	child = fork();
+	if (!child) {
+		/* Much to tear down in exit_mm(): a long window. */
+		void *p = mmap(NULL, big, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+
+		write(ready[1], "r", 1);
+		read(go[0], &c, 1);
+		_exit(p == MAP_FAILED ? 1 : 7);
+	}
+	read(ready[0], &c, 1);
+	mm_set_events(a, 1ULL << MEMMON_EV_LIFECYCLE, 0);
+	/* Session a watches the child and records its lifecycle. */
+	VT_OK(!mm_watch(a, MEMMON_IOC_WATCH_ADD, (uint32_t)child, 0) &&
+	      !ioctl(a, MEMMON_IOC_ENABLE), "session a watches child %d", child);
+	atomic_store(&listing_stop, 0);
+	pthread_create(&th, NULL, lister, &other);
+	write(go[1], "g", 1);
+	waitpid(child, &st, 0);
+	atomic_store(&listing_stop, 1);
+	pthread_join(th, &calls);
+	printf("# %ld WATCH_LIST calls while the child exited\n", (long)calls);
+
+	seen.pid = child;
+	fcntl(a, F_SETFL, O_NONBLOCK);
+	while ((got = read(a, buf, sizeof(buf))) > 0)
+		mm_walk_buf(buf, (size_t)got, find_exit, &seen);
+	/* Its EXIT was recorded, as the group's last thread, with its status. */
+	VT_OK(seen.exits == 1 && (seen.flags & MEMMON_EXITF_GROUP) && seen.code == (7 << 8),
+	      "EXIT recorded despite concurrent WATCH_LIST (%ld records, flags 0x%x, code 0x%x)",
+	      seen.exits, seen.flags, seen.code);
+	/* And then it left the table. */
+	VT_OK(count(a, NULL, 0) == 0, "the exited child left the table");
+	close(a);
+	close(other);
 }
 
 int main(void)
@@ -134,5 +226,6 @@ int main(void)
 	pthread_join(th, NULL);
 	close(a);
 	close(b);
+	test_exit_while_listing();
 	return vt_exit();
 }
