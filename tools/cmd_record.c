@@ -70,8 +70,10 @@ struct reader {
  *                   an empty peek has drained its ring and exits.
  *   stop_writer     uatomic, main -> writer, set after the readers joined:
  *                   the writer empties the queue once more and exits.
+ *   reader_failed, writer_err
+ *                   uatomic, a thread -> main: stop early.
  *   readers[].records uatomic, a reader counts, main reads (progress).
- *   events, paths, writer_err, w
+ *   events, paths, w
  *                   the writer thread's until it is joined, then main's.
  *   pt              RCU hash table, see proctab.c.
  */
@@ -88,6 +90,7 @@ struct record {
 	int wake_fd;			/* eventfd: readers -> writer */
 	int stop_readers;		/* uatomic */
 	int stop_writer;		/* uatomic */
+	int reader_failed;		/* uatomic, readers -> main */
 	pthread_t writer;
 	int writer_err;
 	unsigned long long events;	/* written, LOST records excluded */
@@ -151,6 +154,8 @@ static ssize_t drain_once(struct reader *rd)
 	}
 	len = memmon_session__peek_cpu(r->s, rd->cpu, CHUNK_MAX - rd->cur->len, &p);
 	if (len == -ENOBUFS) {		/* no room for the next record */
+		if (!rd->cur->len)
+			return -EMSGSIZE;	/* a record larger than a chunk */
 		hand_over(rd);
 		return 1;
 	}
@@ -191,6 +196,7 @@ static void *reader_main(void *arg)
 		n = drain_once(rd);
 		if (n < 0) {
 			rd->err = (int)n;
+			uatomic_set(&r->reader_failed, 1);
 			break;
 		}
 		if (rd->cur && (rd->cur->len >= CHUNK_FLUSH ||
@@ -243,7 +249,7 @@ static void *writer_main(void *arg)
 				int err = memmon_trace_writer__add_chunk(r->w, c->cpu,
 									 c->data, c->len);
 				if (err)
-					r->writer_err = err;
+					uatomic_set(&r->writer_err, err);
 				else
 					note_chunk(r, c);
 			}
@@ -526,7 +532,8 @@ int cmd_record(int argc, char **argv)
 			last_reap = time(NULL);
 			proctab_reap_gone(r.pt, child_done ? 0 : t.child);
 		}
-		if (proctab_live(r.pt) == 0 || r.writer_err)
+		if (proctab_live(r.pt) == 0 || uatomic_read(&r.writer_err) ||
+		    uatomic_read(&r.reader_failed))
 			break;
 	}
 	/* Readers drain once more, then the writer empties the queue. */
