@@ -118,10 +118,23 @@ int target_start(const char *cmd, struct target *t, struct memmon_session *s)
 		return tool_explain_errno(cmd, errno, what);
 	}
 	for (i = 0; i < t->nr_pids; i++) {
-		if (memmon_session__watch_add(s, t->pids[i], wflags) < 0) {
-			if (errno == ESRCH)
-				return tool_err(cmd, "PID %d not found: no such "
-						"process", t->pids[i]);
+		if (memmon_session__watch_add(s, t->pids[i], wflags) == 0)
+			continue;
+		switch (errno) {
+		case EEXIST:	/* given twice */
+			continue;
+		case ESRCH:
+			return tool_err(cmd, "PID %d not found: no such process "
+					"(or a thread ID: give the process ID)",
+					t->pids[i]);
+		case EACCES:
+			return tool_err(cmd, "not allowed to watch PID %d: it "
+					"needs ptrace access to it (same user, or "
+					"CAP_SYS_PTRACE)", t->pids[i]);
+		case ENOSPC:
+			return tool_err(cmd, "too many watched processes (see "
+					"max_watch in 'memmon info')");
+		default:
 			snprintf(what, sizeof(what), "watch PID %d", t->pids[i]);
 			return tool_explain_errno(cmd, errno, what);
 		}
