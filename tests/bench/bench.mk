@@ -15,9 +15,20 @@ BENCH_DIR	:= $(B)/bench
 BENCH_CFLAGS	:= $(USER_CFLAGS) -I uapi
 BENCH_PROGS	:= $(BENCH_DIR)/wl $(BENCH_DIR)/drain
 
-.PHONY: bench bench-quick bench-progs
+.PHONY: bench bench-quick bench-progs bench-hostbench
 
 bench-progs: $(BENCH_PROGS)
+
+# Host-side: libmemmon's drain, decode and trace writer (needs the library;
+# tests/bench/host builds it and skips what needs it if it does not build).
+# internal.h (-iquote) for the test hook that builds a session over a
+# mapping laid out in memory.
+bench-hostbench: $(BENCH_DIR)/hostbench
+
+$(BENCH_DIR)/hostbench: tests/bench/hostbench.c $(B)/lib/libmemmon.a
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -I uapi -I libmemmon/include -iquote libmemmon \
+		-o $@ $< $(B)/lib/libmemmon.a -ljansson -lzstd -lz -lpthread
 
 $(BENCH_DIR)/wl: tests/bench/wl.c uapi/linux/memmon.h
 	@mkdir -p $(@D)

@@ -4,12 +4,14 @@
 #   awk -v json=build/bench.json -f tests/bench/report.awk build/bench/bench.log
 #
 # Input lines (key=value, values with blanks in double quotes):
-#   INFO ...                       environment
-#   RESULT pass=P config=C workload=W ns_per_op= median_ns_per_op= ops_total=
-#          events= lost= ...       one workload run (pass 0: throughput)
+#   INFO [vm=V] ...                environment (per VM kind when vm= is set)
+#   RESULT vm=V pass=P config=C workload=W ns_per_op= median_ns_per_op=
+#          ops_total= events= lost= [pair=C2] ...
+#                                  one workload run (pass 0: throughput)
 #   HOST bench=B ...               a host-side measurement
-#   SKIPPED config=C reason="..."  a configuration that did not run
-#   BUILDFAIL part=P reason="..."  VMFAIL rc=N
+#   PROFILE vm=V config=C workload=W share=PCT comm=COMM sym="SYM"
+#   SKIPPED [vm=V] config=C reason="..."   a configuration that did not run
+#   BUILDFAIL part=P reason="..."  VMFAIL vm=V rc=N
 #
 # Each run of a configuration C has an untraced partner run of the same
 # workload just before it (config=untraced pair=C). Per pass: ratio = C's
@@ -18,8 +20,8 @@
 # best pass. events/op = all events recorded / all ops executed (every run,
 # warm-up and calibration included); "seen" compares it with what a complete
 # tracer records (a tool that does not see faults sees a fraction).
-# Everything measured in the VM is in emulated (TCG) time: only ratios, and
-# costs relative to one another, mean anything.
+# Everything measured in a VM is emulated time: only ratios, and costs
+# relative to one another, mean anything.
 
 function parse(line,	s, kv, eq, k, v) {
 	for (k in F)
@@ -56,8 +58,7 @@ function jnum(v) {
 }
 
 function add_json(obj) {
-	njson++
-	JSON[njson] = obj
+	JSON[++njson] = obj
 }
 
 # Median of A[1..n] (sorts A).
@@ -77,36 +78,49 @@ function fmt(v, f) {
 	return v == "" ? "-" : sprintf(f, v)
 }
 
+function info(v, k) {
+	return (v "." k) in INFO ? INFO[v "." k] : INFO[k]
+}
+
 BEGIN {
 	# Configurations in table order, and what each one is.
 	ncfg = split("untraced untraced2 loaded other memmon record strace perf bpftrace", CFG, " ")
 	DESC["untraced"] = "module not loaded"
-	DESC["loaded"] = "memmon.ko loaded, no session"
-	DESC["other"] = "loaded, another process watched"
-	DESC["memmon"] = "memmon watching, drained to nowhere"
-	DESC["record"] = "memmon record to a tmpfs file"
-	DESC["strace"] = "strace -f -e trace=%memory"
-	DESC["perf"] = "perf trace --pf=all -m 16M -e <memory syscalls>"
-	DESC["bpftrace"] = "bpftrace sys_enter/exit + page_fault_user"
 	DESC["untraced2"] = "untraced again: A/A pair, the noise floor"
-	nwl = 0
-	nskip = 0
-	ninfo = 0
+	DESC["loaded"] = "memmon.ko loaded, no session"
+	DESC["other"] = "loaded, another (idle) process watched"
+	DESC["memmon"] = "memmon watching it, drained to nowhere (tests/bench/drain)"
+	DESC["record"] = "memmon record -o <tmpfs file>"
+	DESC["strace"] = "strace -f -e trace=%memory -o <tmpfs file>"
+	DESC["perf"] = "perf trace --pf=all -m 16M -e <memory syscalls>"
+	DESC["bpftrace"] = "bpftrace sys_enter/exit_<call> + page_fault_user, printf each"
+	nvm = split("icount smp", VMS, " ")
+	VMDESC["icount"] = "1 vCPU, qemu -icount shift=0: guest time = instructions executed, 1 ns each (deterministic; tracer and consumer share the CPU, so their whole cost counts)"
+	VMDESC["smp"] = "2 vCPUs, multi-threaded TCG in real host time (noisy: see the untraced2 A/A ratio)"
 }
 
 $1 == "INFO" {
 	parse($0)
+	v = F["vm"]
 	for (k in F) {
-		if (!(k in INFO))
-			INFOKEYS[++ninfo] = k
-		INFO[k] = F[k]
+		if (k == "vm")
+			continue
+		kk = v != "" ? v "." k : k
+		if (!(kk in INFO))
+			INFOKEYS[++ninfo] = kk
+		INFO[kk] = F[k]
 	}
 	next
 }
 
 $1 == "SKIPPED" || $1 == "BUILDFAIL" || $1 == "VMFAIL" {
 	parse($0)
-	what = $1 == "SKIPPED" ? F["config"] : $1 == "BUILDFAIL" ? "build " F["part"] : "vm"
+	if ($1 == "SKIPPED")
+		what = (F["vm"] != "" ? F["vm"] ":" : "") F["config"]
+	else if ($1 == "BUILDFAIL")
+		what = "build:" F["part"]
+	else
+		what = "vm:" F["vm"]
 	reason = $1 == "VMFAIL" ? "tests/vm/run exited " F["rc"] : F["reason"]
 	if (!((what, reason) in SEEN)) {
 		SEEN[what, reason] = 1
@@ -119,7 +133,8 @@ $1 == "SKIPPED" || $1 == "BUILDFAIL" || $1 == "VMFAIL" {
 
 $1 == "RESULT" {
 	parse($0)
-	w = F["workload"]
+	v = F["vm"]
+	w = v ":" F["workload"]
 	c = F["config"]
 	p = F["pass"]
 	if (p == 0) {
@@ -140,34 +155,44 @@ $1 == "RESULT" {
 	if (!(w in WLSEEN)) {
 		WLSEEN[w] = 1
 		WL[++nwl] = w
+		WLVM[w] = v
+		WLNAME[w] = F["workload"]
 	}
 	EPO_EXPECT[w] = F["events_per_op"]
 	ns = F["ns_per_op"] + 0
-	if (c == "untraced") {
-		U[p, F["pair"], w] = ns
-		key = c SUBSEP w
-		if (!(key in BEST) || ns < BEST[key]) {
-			BEST[key] = ns
-			MED[key] = F["median_ns_per_op"] + 0
-		}
-		NPASS[key]++
-		next
-	}
 	key = c SUBSEP w
 	if (!(key in BEST) || ns < BEST[key]) {
 		BEST[key] = ns
 		MED[key] = F["median_ns_per_op"] + 0
 	}
+	NP = ++NPASS[key]
+	if (c == "untraced") {
+		U[p, F["pair"], w] = ns
+		next
+	}
 	X[p, c, w] = ns
 	XEPO[p, c, w] = F["ops_total"] > 0 ? F["events"] / F["ops_total"] : 0
-	NP = ++NPASS[key]
 	PASSOF[key, NP] = p
 	EV[key] += F["events"]
 	OPS[key] += F["ops_total"]
 	if (F["lost_whole_pass"] != "")
-		BTLOST[p] = F["lost"]
+		BTLOST[v, p] = F["lost"]
 	else
 		LOST[key] += F["lost"]
+	next
+}
+
+$1 == "PROFILE" {
+	parse($0)
+	c = F["config"]
+	if (!(c in PROFN))
+		PROFC[++nprofc] = c
+	n = ++PROFN[c]
+	PROFS[c, n] = sprintf("%6.2f%%  %-8s %s", F["share"], F["comm"], F["sym"])
+	PROFW = F["workload"]
+	add_json("{\"kind\":\"profile\",\"vm\":" jstr(F["vm"]) ",\"configuration\":" jstr(c) \
+		",\"workload\":" jstr(F["workload"]) ",\"share_pct\":" jnum(F["share"]) \
+		",\"comm\":" jstr(F["comm"]) ",\"symbol\":" jstr(F["sym"]) "}")
 	next
 }
 
@@ -175,24 +200,15 @@ $1 == "HOST" {
 	parse($0)
 	nhost++
 	obj = "{\"kind\":\"host\""
-	for (k in F) {
+	for (k in F)
 		obj = obj "," jstr(k) ":" jval(F[k])
-	}
 	HOSTLINE[nhost] = $0
 	add_json(obj "}")
 	next
 }
 
-END {
-	btl = 0
-	for (p in BTLOST)
-		btl += BTLOST[p]
-	print "memmon benchmarks (" INFO["date"] ", commit " INFO["commit"] ")"
-	print "VM: Debian kernel " INFO["kernel"] ", " INFO["cpus"] " vCPUs, qemu TCG; host " INFO["host_cpu"] " (" INFO["host_cpus"] " CPUs)"
-	print "TCG is an emulator: ns below are EMULATED time. Only the ratios to the untraced run of"
-	print "the same boot, and costs compared with one another, mean anything; they are not hardware figures."
-	print ""
-	printf "%-6s %-10s %11s %11s %7s %8s %6s %6s %10s %9s\n", "wl", "config", "ns/op", "untr ns/op", "ratio", "ev/op", "seen", "lost", "ns/event", "/bpftrace"
+# Ratios, medians and per-event costs of every (configuration, workload).
+function compute(	i, j, k, w, c, key, nr, ne, refb, p, u, bkey, vv, parts) {
 	for (i = 1; i <= nwl; i++) {
 		w = WL[i]
 		for (j = 1; j <= ncfg; j++) {
@@ -224,75 +240,188 @@ END {
 			PEV[key] = median(PE, ne)
 			EPO[key] = OPS[key] > 0 && EV[key] > 0 ? EV[key] / OPS[key] : ""
 			SEEN_[key] = EPO[key] != "" && EPO_EXPECT[w] > 0 ? EPO[key] / EPO_EXPECT[w] : ""
-			LOSTV[key] = c == "bpftrace" ? btl : LOST[key]
+			if (c == "bpftrace") {
+				LOSTV[key] = 0
+				for (vv in BTLOST) {
+					split(vv, parts, SUBSEP)
+					if (parts[1] == WLVM[w])
+						LOSTV[key] += BTLOST[vv]
+				}
+			} else {
+				LOSTV[key] = LOST[key]
+			}
 		}
+		for (j = 1; j <= ncfg; j++) {
+			key = CFG[j] SUBSEP w
+			bkey = "bpftrace" SUBSEP w
+			VSB[key] = PEV[key] != "" && PEV[bkey] != "" && PEV[bkey] > 0 ? PEV[key] / PEV[bkey] : ""
+		}
+	}
+}
+
+function workload_table(vm,	i, j, w, c, key, silent, any) {
+	any = 0
+	for (i = 1; i <= nwl; i++)
+		if (WLVM[WL[i]] == vm)
+			any = 1
+	if (!any)
+		return
+	print "== " vm " VM: " VMDESC[vm]
+	print "   kernel " info(vm, "kernel") ", " info(vm, "cpus") " vCPU(s); passes " info(vm, "passes") "; wl " info(vm, "wlargs")
+	printf "%-6s %-10s %11s %11s %7s %8s %6s %6s %10s %9s\n", "wl", "config", "ns/op", "untr ns/op", "ratio", "ev/op", "seen", "lost", "ns/event", "/bpftrace"
+	for (i = 1; i <= nwl; i++) {
+		w = WL[i]
+		if (WLVM[w] != vm)
+			continue
 		for (j = 1; j <= ncfg; j++) {
 			c = CFG[j]
 			key = c SUBSEP w
 			if (!(key in BEST))
 				continue
-			bkey = "bpftrace" SUBSEP w
-			vsb = PEV[key] != "" && PEV[bkey] != "" && PEV[bkey] > 0 ? PEV[key] / PEV[bkey] : ""
-			VSB[key] = vsb
 			silent = c == "untraced" || c == "untraced2" || c == "loaded" || c == "other"
-			printf "%-6s %-10s %11.0f %11s %7s %8s %6s %6s %10s %9s\n", w, c, BEST[key],
+			printf "%-6s %-10s %11.0f %11s %7s %8s %6s %6s %10s %9s\n", WLNAME[w], c, BEST[key],
 				fmt(REFB[key], "%.0f"), fmt(RATIO[key], "%.3f"),
 				silent ? "-" : fmt(EPO[key], "%.3f"),
 				silent ? "-" : fmt(SEEN_[key] * 100, "%.0f%%"),
 				silent ? "-" : LOSTV[key] (c == "bpftrace" ? "*" : ""),
-				silent ? "-" : fmt(PEV[key], "%.0f"), silent ? "-" : fmt(vsb, "%.3f")
-			add_json("{\"kind\":\"workload\",\"workload\":" jstr(w) ",\"configuration\":" jstr(c) \
-				",\"description\":" jstr(DESC[c]) \
+				silent ? "-" : fmt(PEV[key], "%.0f"), silent ? "-" : fmt(VSB[key], "%.3f")
+			add_json("{\"kind\":\"workload\",\"vm\":" jstr(vm) ",\"workload\":" jstr(WLNAME[w]) \
+				",\"configuration\":" jstr(c) ",\"description\":" jstr(DESC[c]) \
 				",\"ns_per_op\":" jnum(BEST[key]) ",\"median_ns_per_op\":" jnum(MED[key]) \
 				",\"untraced_ns_per_op\":" jnum(REFB[key]) \
 				",\"ratio_to_untraced\":" jnum(RATIO[key]) ",\"events\":" jnum(EV[key]) \
 				",\"ops_total\":" jnum(OPS[key]) ",\"events_per_op\":" jnum(EPO[key]) \
 				",\"events_per_op_expected\":" jnum(EPO_EXPECT[w]) \
 				",\"lost\":" jnum(LOSTV[key]) ",\"per_event_ns\":" jnum(PEV[key]) \
-				",\"per_event_vs_bpftrace\":" jnum(vsb) ",\"passes\":" NPASS[key] \
-				",\"time_base\":\"TCG-emulated\"}")
+				",\"per_event_vs_bpftrace\":" jnum(VSB[key]) ",\"passes\":" NPASS[key] \
+				",\"time_base\":" jstr(vm == "icount" ? "icount: emulated instructions, 1 ns each" : "TCG real time (emulated)") "}")
 		}
 		print ""
 	}
-	for (j = 1; j <= ncfg; j++)
-		printf "  %-10s %s\n", CFG[j], DESC[CFG[j]]
-	print "ns/op: best of " INFO["passes"] " passes, each the best of wl " INFO["wlargs"] "; untr ns/op: its untraced"
-	print "partner runs (module not loaded, run just before); ratio and ns/event: medians over the passes of"
-	print "the pairs; ns/event = (ns/op - untraced) / ev/op; ev/op: events the tool recorded per op; seen: ev/op"
-	print "against a complete record of the syscalls and faults; /bpftrace: ns/event over bpftrace's, same workload."
-	if ("bpftrace" SUBSEP WL[1] in BEST)
-		print "* bpftrace losses are counted per pass over all its workloads."
+}
+
+function throughput_table(	i, key, parts, c, w, ops_s, ukey, slow, evs, v, mbs) {
+	if (!ntp)
+		return
+	print "== Throughput: storms on every vCPU of the smp VM for " info("smp", "storm_seconds") " s (TCG real time)"
+	printf "%-6s %-10s %12s %9s %11s %9s %11s %11s\n", "storm", "config", "ops/s", "slowdown", "events", "lost", "events/s", "MB/s"
+	for (i = 1; i <= ntp; i++) {
+		key = TPK[i]
+		split(key, parts, SUBSEP)
+		c = parts[1]
+		w = parts[2]
+		v = w
+		sub(/^[^:]*:/, "", v)
+		ops_s = TPSEC[key] > 0 ? TPOPS[key] / TPSEC[key] : ""
+		ukey = "untraced" SUBSEP w
+		slow = (ukey in TP) && TPNS[ukey] > 0 ? TPNS[key] / TPNS[ukey] : ""
+		evs = TPSEC[key] > 0 && TPEV[key] != "" ? TPEV[key] / TPSEC[key] : ""
+		mbs = TPSEC[key] > 0 && TPBYTES[key] != "" ? TPBYTES[key] / TPSEC[key] / 1e6 : ""
+		printf "%-6s %-10s %12.0f %9s %11s %9s %11s %11s\n", v, c, ops_s, fmt(slow, "%.3f"),
+			c == "untraced" ? "-" : TPEV[key], c == "untraced" ? "-" : TPLOST[key],
+			c == "untraced" ? "-" : fmt(evs, "%.0f"), c == "untraced" ? "-" : fmt(mbs, "%.2f")
+		add_json("{\"kind\":\"throughput\",\"vm\":\"smp\",\"workload\":" jstr(v) ",\"configuration\":" jstr(c) \
+			",\"ops\":" jnum(TPOPS[key]) ",\"seconds\":" jnum(TPSEC[key]) \
+			",\"ops_per_s\":" jnum(ops_s) ",\"ns_per_op\":" jnum(TPNS[key]) \
+			",\"ratio_to_untraced\":" jnum(slow) ",\"events\":" jnum(TPEV[key]) \
+			",\"lost\":" jnum(TPLOST[key]) ",\"produced\":" jnum(TPPROD[key]) \
+			",\"events_per_s\":" jnum(evs) ",\"bytes\":" jnum(TPBYTES[key]) \
+			",\"mb_per_s\":" jnum(mbs) ",\"time_base\":\"TCG real time (emulated)\"}")
+		if (c == "memmon" && v == "storm")
+			STORM_LOST = TPLOST[key]
+		if (c == "record" && v == "storm")
+			REC_LOST = TPLOST[key]
+	}
+	print "ops/s: storm = faults, mark = MEMMON_IOC_MARK calls, of all threads; slowdown: ns/op over the"
+	print "untraced storm's; events/s: records delivered to the consumer per second of storm."
 	print ""
+}
 
-	if (ntp) {
-		print "Throughput (" INFO["cpus"] " vCPUs, storms of " INFO["storm_seconds"] " s; TCG time)"
-		printf "%-6s %-10s %14s %12s %12s %10s %12s\n", "storm", "config", "ops/s", "slowdown", "events", "lost", "events/s"
-		for (i = 1; i <= ntp; i++) {
-			split(TPK[i], kk, SUBSEP)
-			c = kk[1]
-			w = kk[2]
-			key = TPK[i]
-			ops_s = TPSEC[key] > 0 ? TPOPS[key] / TPSEC[key] : ""
-			ukey = "untraced" SUBSEP w
-			slow = (ukey in TP) && TPNS[ukey] > 0 ? TPNS[key] / TPNS[ukey] : ""
-			evs = TPSEC[key] > 0 && TPEV[key] != "" ? TPEV[key] / TPSEC[key] : ""
-			printf "%-6s %-10s %14.0f %12s %12s %10s %12s\n", w, c, ops_s, fmt(slow, "%.3f"),
-				TPEV[key] == "" ? "-" : TPEV[key], TPLOST[key] == "" ? "-" : TPLOST[key], fmt(evs, "%.0f")
-			add_json("{\"kind\":\"throughput\",\"workload\":" jstr(w) ",\"configuration\":" jstr(c) \
-				",\"ops\":" jnum(TPOPS[key]) ",\"seconds\":" jnum(TPSEC[key]) \
-				",\"ops_per_s\":" jnum(ops_s) ",\"ns_per_op\":" jnum(TPNS[key]) \
-				",\"ratio_to_untraced\":" jnum(slow) ",\"events\":" jnum(TPEV[key]) \
-				",\"lost\":" jnum(TPLOST[key]) ",\"produced\":" jnum(TPPROD[key]) \
-				",\"events_per_s\":" jnum(evs) ",\"bytes\":" jnum(TPBYTES[key]) \
-				",\"time_base\":\"TCG-emulated\"}")
-			if (c == "memmon" && w == "storm")
-				STORM_LOST = TPLOST[key]
+function targets(	i, w, key, o, n) {
+	print "== Targets (reported, never enforced)"
+	for (i = 1; i <= nwl; i++) {
+		w = WL[i]
+		key = "memmon" SUBSEP w
+		if (VSB[key] != "")
+			printf "  per-event cost <= 1/3 of bpftrace's, %-12s %6.3f of bpftrace's   %s\n", w ":", VSB[key],
+				VSB[key] <= 1 / 3 ? "met" : sprintf("MISSED: %.1fx the target", VSB[key] * 3)
+	}
+	for (i = 1; i <= nwl; i++) {
+		w = WL[i]
+		if (WLNAME[w] != "fault")
+			continue
+		key = "memmon" SUBSEP w
+		if (RATIO[key] != "")
+			printf "  traced fault loop <= 5%% slower, %-12s %+6.1f%%   %s\n", w ":", (RATIO[key] - 1) * 100,
+				RATIO[key] <= 1.05 ? "met" : sprintf("MISSED by %.1f points", (RATIO[key] - 1.05) * 100)
+	}
+	for (i = 1; i <= nwl; i++) {
+		w = WL[i]
+		key = "other" SUBSEP w
+		if (RATIO[key] == "")
+			continue
+		n = ("untraced2" SUBSEP w) in RATIO ? sprintf(" (A/A noise %+.1f%%)", (RATIO["untraced2" SUBSEP w] - 1) * 100) : ""
+		printf "  unwatched process <= 1%% slower, %-12s %+6.1f%%   %s%s\n", w ":", (RATIO[key] - 1) * 100,
+			RATIO[key] <= 1.01 ? "met" : sprintf("MISSED by %.1f points", (RATIO[key] - 1.01) * 100), n
+	}
+	if (STORM_LOST != "")
+		printf "  zero lost, fastest fault storm, drained:       lost %s   %s\n", STORM_LOST, STORM_LOST == 0 ? "met" : "MISSED"
+	if (REC_LOST != "")
+		printf "  zero lost, fastest fault storm, memmon record: lost %s   %s\n", REC_LOST, REC_LOST == 0 ? "met" : "MISSED"
+	for (i = 1; i <= nhost; i++) {
+		o = HOSTLINE[i]
+		if (o ~ /bench=drain_rate/ && match(o, /events_per_s=[0-9.e+]+/)) {
+			n = substr(o, RSTART + 13, RLENGTH - 13) + 0
+			printf "  userspace drain >= 50 M events/s:              %.1f M/s   %s\n", n / 1e6,
+				(n >= 50e6 ? "met" : sprintf("MISSED: %.0f%% of the target", n / 50e6 * 100))
+		}
+		if (o ~ /bench=report / && match(o, /gb_per_s=[0-9.e+]+/)) {
+			n = substr(o, RSTART + 9, RLENGTH - 9) + 0
+			printf "  memmon report >= 1 GB/s:                       %.2f GB/s   %s\n", n,
+				(n >= 1 ? "met" : sprintf("MISSED: %.0f%% of the target", n * 100))
+		}
+		if (o ~ /bench=report / && match(o, /peak_rss_kb=[0-9]+/)) {
+			n = substr(o, RSTART + 12, RLENGTH - 12) / 1024
+			printf "  memmon report peak RSS < 64 MiB:               %.1f MiB   %s\n", n,
+				n < 64 ? "met" : sprintf("MISSED by %.1f MiB", n - 64)
+		}
+	}
+	print ""
+}
+
+END {
+	compute()
+	print "memmon benchmarks, " INFO["date"] ", commit " INFO["commit"] "; host " INFO["host"] ", " INFO["host_cpu"] " x" INFO["host_cpus"]
+	print "The VM runs Debian's kernel under qemu TCG, an emulator: its ns are EMULATED time, not hardware"
+	print "time. Only ratios to the untraced partner run (same boot, run just before) and costs compared with"
+	print "one another mean anything."
+	print ""
+	for (i = 1; i <= nvm; i++)
+		workload_table(VMS[i])
+	if (nwl) {
+		for (j = 1; j <= ncfg; j++)
+			printf "  %-10s %s\n", CFG[j], DESC[CFG[j]]
+		print "ns/op: best pass (each the best of its runs); untr ns/op: the untraced partner runs (module not"
+		print "loaded, just before); ratio, ns/event: medians over passes of the pairs; ns/event = (ns/op -"
+		print "untraced) / ev/op; ev/op: events the tool recorded per op; seen: ev/op against a complete record"
+		print "of those syscalls and faults; /bpftrace: ns/event over bpftrace's on the same workload."
+		print "* bpftrace losses are per pass over all its workloads."
+		print ""
+	}
+	throughput_table()
+	if (nprofc) {
+		print "== Where the instructions go: perf cpu-clock, whole VM, steady state of the " PROFW " loop (icount VM)"
+		print "   % of the busy samples; the top symbols, then the instrumentation's total and other processes'"
+		for (i = 1; i <= nprofc; i++) {
+			c = PROFC[i]
+			print "  " c ":"
+			for (j = 1; j <= PROFN[c]; j++)
+				print "    " PROFS[c, j]
 		}
 		print ""
 	}
-
 	if (nhost) {
-		print "Host (real hardware time, no VM)"
+		print "== Host (real hardware time, no VM)"
 		for (i = 1; i <= nhost; i++) {
 			l = HOSTLINE[i]
 			sub(/^HOST /, "", l)
@@ -300,44 +429,18 @@ END {
 		}
 		print ""
 	}
-
-	# Targets: reported, never enforced.
-	print "Targets (reported, not enforced)"
-	for (i = 1; i <= nwl; i++) {
-		w = WL[i]
-		key = "memmon" SUBSEP w
-		if (VSB[key] != "")
-			printf "  per-event cost <= 1/3 of bpftrace, %-6s: %.3f of bpftrace  %s\n", w, VSB[key],
-				VSB[key] <= 1 / 3 ? "met" : sprintf("MISSED by %.1fx", VSB[key] * 3)
-	}
-	key = "memmon" SUBSEP "fault"
-	if (RATIO[key] != "")
-		printf "  traced fault loop <= 5%% slower: %+.1f%%  %s\n", (RATIO[key] - 1) * 100,
-			RATIO[key] <= 1.05 ? "met" : sprintf("MISSED by %.1f points", (RATIO[key] - 1.05) * 100)
-	for (i = 1; i <= nwl; i++) {
-		w = WL[i]
-		key = "other" SUBSEP w
-		if (RATIO[key] != "")
-			printf "  unwatched process <= 1%% slower, %-6s: %+.1f%%  %s\n", w, (RATIO[key] - 1) * 100,
-				RATIO[key] <= 1.01 ? "met" : sprintf("MISSED by %.1f points (untraced2 noise: %+.1f%%)",
-					(RATIO[key] - 1.01) * 100, ("untraced2" SUBSEP w in RATIO) ? (RATIO["untraced2" SUBSEP w] - 1) * 100 : 0)
-	}
-	if (STORM_LOST != "")
-		printf "  zero lost in the fastest fault storm: lost %s  %s\n", STORM_LOST, STORM_LOST == 0 ? "met" : "MISSED"
-	print ""
-
+	targets()
 	if (nskip) {
-		print "SKIPPED (not measured; never reported as results)"
+		print "== SKIPPED (not measured; never reported as results)"
 		for (i = 1; i <= nskip; i++)
-			printf "  %-12s %s\n", SKIPW[i], SKIPR[i]
+			printf "  %-16s %s\n", SKIPW[i], SKIPR[i]
 		print ""
 	}
-
 	if (json != "") {
 		printf "{\n  \"environment\": {" > json
 		for (i = 1; i <= ninfo; i++)
 			printf "%s\n    %s: %s", (i > 1 ? "," : ""), jstr(INFOKEYS[i]), jval(INFO[INFOKEYS[i]]) > json
-		printf "\n  },\n  \"note\": \"VM figures are TCG-emulated time: compare ratios, not absolute ns\",\n" > json
+		printf "\n  },\n  \"note\": \"VM figures are emulated time (qemu TCG): compare ratios, not absolute ns\",\n" > json
 		printf "  \"measurements\": [" > json
 		for (i = 1; i <= njson; i++)
 			printf "%s\n    %s", (i > 1 ? "," : ""), JSON[i] > json
