@@ -26,6 +26,7 @@
  * reading (ring.h never trusts them, [A]).
  */
 #include "memmon.h"
+#include "compat.h"
 #include "ring_alloc.h"
 
 #include <linux/cpumask.h>
@@ -309,13 +310,13 @@ int memmon_mmap_check(const struct memmon_layout *l, struct vm_area_struct *vma)
 	if (vma->vm_pgoff == 0 && size == l->consumer_size) {
 		if (vma->vm_flags & VM_EXEC)
 			return -EPERM;
-		vma->vm_flags &= ~VM_MAYEXEC;
+		memmon_vm_flags_clear(vma, VM_MAYEXEC);
 		area = MEMMON_AREA_CONSUMER;
 	} else if (vma->vm_pgoff == l->producer_offset >> PAGE_SHIFT &&
 		   size == l->producer_size) {
 		if (vma->vm_flags & (VM_WRITE | VM_EXEC))
 			return -EPERM;
-		vma->vm_flags &= ~(VM_MAYWRITE | VM_MAYEXEC);
+		memmon_vm_flags_clear(vma, VM_MAYWRITE | VM_MAYEXEC);
 		area = MEMMON_AREA_PRODUCER;
 	} else {
 		return -EINVAL;
@@ -324,7 +325,7 @@ int memmon_mmap_check(const struct memmon_layout *l, struct vm_area_struct *vma)
 	 * DONTEXPAND: mremap() cannot grow it (-EFAULT there). DONTCOPY: not
 	 * inherited across fork(). DONTDUMP: no ring contents in core dumps.
 	 */
-	vma->vm_flags |= VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP;
+	memmon_vm_flags_set(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP);
 	return area;
 }
 
