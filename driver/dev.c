@@ -337,7 +337,10 @@ static const struct file_operations memmon_fops = {
 	.mmap		= memmon_mmap,
 	.poll		= memmon_poll,
 	.read		= memmon_read,
-	.llseek		= no_llseek,
+	/*
+	 * No .llseek: nonseekable_open() clears FMODE_LSEEK, so lseek() is
+	 * -ESPIPE (no_llseek is gone since 6.12; its job was this).
+	 */
 };
 
 static struct miscdevice memmon_miscdev = {

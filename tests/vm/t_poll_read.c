@@ -191,6 +191,10 @@ static void test_read_errors(void)
 	/* A buffer for one and a half records returns one whole record. */
 	VT_OK(read(fd, buf, 60) == 40, "read returns whole records only");
 	read(fd, buf, sizeof(buf));
+	/* A stream of records has no file position: lseek() is ESPIPE. */
+	VT_ERRNO(lseek(fd, 0, SEEK_SET), ESPIPE, "lseek: ESPIPE");
+	/* And neither has pread(): ESPIPE. */
+	VT_ERRNO(pread(fd, buf, sizeof(buf), 0), ESPIPE, "pread: ESPIPE");
 
 	fcntl(fd, F_SETFL, flags);
 	sigaction(SIGALRM, &sa, NULL);	/* no SA_RESTART */
