@@ -679,6 +679,11 @@ int memmon_session_watch(struct memmon_session *s, const struct memmon_watch *w,
 	pid = w->pid ? find_get_pid(w->pid) : get_pid(task_tgid(current));
 	if (!pid)
 		return -ESRCH;
+	/* A thread id names no process, whether its process is watched or not. */
+	if (!pid_has_task(pid, PIDTYPE_TGID)) {
+		err = -ESRCH;
+		goto out_put_pid;
+	}
 	if (!add) {
 		err = memmon_watch_del(s->id, pid);
 		goto out_put_pid;

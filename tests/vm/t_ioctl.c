@@ -248,6 +248,8 @@ static void test_watch(void)
 	}
 	/* A thread's id is not a process: ESRCH. */
 	VT_ERRNO(mm_watch(fd, MEMMON_IOC_WATCH_ADD, tid, 0), ESRCH, "WATCH_ADD of a thread id (%d): ESRCH", tid);
+	/* Nor for DEL, though its process is watched: ESRCH, not ENOENT. */
+	VT_ERRNO(mm_watch(fd, MEMMON_IOC_WATCH_DEL, tid, 0), ESRCH, "WATCH_DEL of a thread id (%d): ESRCH", tid);
 	pthread_cancel(th);
 	pthread_join(th, NULL);
 
