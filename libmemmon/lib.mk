@@ -5,10 +5,14 @@
 #   make -f libmemmon/lib.mk lib lib-unit
 #
 # Targets: lib, lib-install, lib-uninstall (DESTDIR, PREFIX, LIBDIR),
-# lib-unit (build and run the test_lib_* cmocka tests under ASan/UBSan),
-# lib-check-headers (every public/uapi header alone, as C and C++).
-# The unit tests are also appended to UNIT_TESTS with per-test _SRCS,
-# _CFLAGS and _LIBS for tests/unit/unit.mk.
+# lib-unit (build and run the test_lib_* and, with tools/tools.mk, the
+# test_cli_* cmocka tests under ASan/UBSan into build/libunit, without
+# tests/unit/unit.mk), lib-check-headers (every public/uapi header alone,
+# as C and C++; test_lib_man does the same inside unit-check).
+# The unit tests are appended to UNIT_TESTS with per-test _SRCS, _CFLAGS,
+# _LIBS and _ENV for tests/unit/unit.mk. Uses from the top Makefile, with
+# defaults when run alone: B, CC, CXX, PREFIX, DESTDIR, USER_CFLAGS.
+# Needs: libjansson-dev, libzstd-dev, zlib1g-dev (crc32), libcmocka-dev.
 
 B		?= build
 CC		?= cc

@@ -5,7 +5,10 @@
 # Makefile after libmemmon/lib.mk; standalone:
 #   make -f libmemmon/lib.mk -f tools/tools.mk tools
 #
-# Targets: tools, tools-install, tools-uninstall (DESTDIR, PREFIX).
+# Targets: tools, tools-install, tools-uninstall (DESTDIR, PREFIX); adds
+# build/libunit/test_lib_device (run in the VM by tests/vm/t_cli_lib.sh)
+# to vm-tests, and the test_cli_* unit tests to UNIT_TESTS.
+# Needs: liburcu-dev (rculfhash, wfcqueue) besides what libmemmon needs.
 
 B		?= build
 CC		?= cc
