@@ -394,9 +394,13 @@ u64 memmon_watchers(struct task_struct *task)
  * session (counted in memmon_watch_fork_dropped).
  *
  * Context: the sched_process_fork tracepoint: process context, preemption
- * disabled, so the entry is allocated with GFP_ATOMIC (not PREEMPT_RT-safe:
- * like any tracepoint-time kmalloc). Before @child first runs, so nothing it
- * does escapes.
+ * disabled, so the entry is allocated without sleeping (not PREEMPT_RT-safe:
+ * like any tracepoint-time kmalloc). GFP_NOWAIT, not GFP_ATOMIC: a fork-heavy
+ * watched workload (anyone's, with require_cap=0) must not drain the
+ * reserves that interrupt handlers rely on; failing is cheap here (the child
+ * is not followed, and counted). Charged to the forking task's memory
+ * cgroup, as WATCH_ADD's entries are to the caller's. Before @child first
+ * runs, so nothing it does escapes.
  */
 void memmon_watch_fork(struct task_struct *parent, struct task_struct *child,
 		       unsigned long clone_flags)
@@ -418,7 +422,7 @@ void memmon_watch_fork(struct task_struct *parent, struct task_struct *child,
 		return;
 
 	cpid = task_tgid(child);
-	new = kzalloc(sizeof(*new), GFP_ATOMIC | __GFP_NOWARN);
+	new = kzalloc(sizeof(*new), GFP_NOWAIT | __GFP_ACCOUNT | __GFP_NOWARN);
 
 	raw_spin_lock(&memmon_watch_lock);
 	/* Again, authoritatively: a session may have gone meanwhile. */
