@@ -802,9 +802,14 @@ static int sb_record(struct strbuf *sb, const struct memmon_rec_header *rec,
 		if (!l)
 			return -EBADMSG;
 		sb_printf(sb, "lost %llu events", (unsigned long long)l->count);
-		if (l->count)
-			sb_printf(sb, " (%.6f..%.6f)", l->first_ns / 1e9,
-				  l->last_ns / 1e9);
+		if (l->count && l->first_ns) {
+			/* in the same clock as the line's own time */
+			sb_printf(sb, " (");
+			sb_time(sb, l->first_ns, opts);
+			sb_printf(sb, "..");
+			sb_time(sb, l->last_ns, opts);
+			sb_printf(sb, ")");
+		}
 		return 0;
 	}
 	case MEMMON_REC_MARK: {
