@@ -13,6 +13,28 @@
 #include <linux/kprobes.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
+#ifdef CONFIG_X86
+#include <asm/cpufeature.h>
+#endif
+
+/*
+ * May we call kernel functions through addresses kallsyms gave us? Such a
+ * call is an indirect branch the kernel never planned. With x86 IBT on it
+ * must land on an ENDBR, which the kernel seals away at boot from functions
+ * whose address it never takes (kallsyms_lookup_name, ptrace_may_access),
+ * and a kprobe's address is past the ENDBR anyway: #CP. Clang's kCFI traps
+ * on a callee without the caller's type hash. Then: no lookups at all.
+ */
+static bool memmon_ksym_callable(void)
+{
+	if (IS_ENABLED(CONFIG_CFI_CLANG))
+		return false;
+#if defined(CONFIG_X86) && defined(X86_FEATURE_IBT)
+	if (cpu_feature_enabled(X86_FEATURE_IBT))
+		return false;
+#endif
+	return true;
+}
 
 /**
  * memmon_ksym() - the address of a kernel symbol that is not exported
@@ -22,7 +44,8 @@
  * what a kprobe on it resolves to (the probe is removed at once). Looked up
  * on first use, not at load: registering a kprobe costs a grace period.
  * Use sparingly, for what has no exported equivalent, and always with a
- * fallback for a NULL answer.
+ * fallback for a NULL answer. A function found here may be called through
+ * the address: where that would fault (IBT, kCFI), every answer is 0.
  *
  * Context: process context, may sleep (the first call).
  * Return: the address, or 0 if unknown or if kallsyms cannot be reached.
@@ -37,7 +60,7 @@ unsigned long memmon_ksym(const char *name)
 	mutex_lock(&lock);
 	if (!tried) {
 		tried = true;
-		if (!register_kprobe(&kp)) {
+		if (memmon_ksym_callable() && !register_kprobe(&kp)) {
 			lookup = (unsigned long (*)(const char *))kp.addr;
 			unregister_kprobe(&kp);
 		}
