@@ -3,7 +3,9 @@
  * Sessions are independent: 8 at once each see only their own markers; 64
  * may be open and the 65th is refused with EMFILE; MARK_WATCHERS reaches
  * exactly the enabled sessions that watch the caller and record
- * MEMMON_EV_MARK; tgid/tid are numbers in the opener's PID namespace.
+ * MEMMON_EV_MARK; tgid/tid are numbers in the opener's PID namespace;
+ * sessions come and go (mapped, enabled, closed before munmap) while other
+ * threads produce into them, and a reused session id starts empty.
  */
 #include <sched.h>
 #include <signal.h>
@@ -249,11 +251,122 @@ static void test_pid_ns(void)
 	close(host);
 }
 
+static volatile int churn_stop;
+
+/* MARK_WATCHERS as fast as possible: into every enabled session watching us. */
+static void *churn_marker(void *arg)
+{
+	int fd = mm_open(), cpu = (int)(intptr_t)arg;
+	long n = 0;
+
+	mm_pin(cpu);
+	while (!__atomic_load_n(&churn_stop, __ATOMIC_RELAXED)) {
+		mm_mark(fd, MEMMON_MARK_WATCHERS, "churn", 5);
+		n++;
+	}
+	close(fd);
+	return (void *)n;
+}
+
+/* Fork children that exit at once: the fork and exit hooks follow them. */
+static void *churn_forker(void *arg)
+{
+	long n = 0;
+	pid_t pid;
+
+	(void)arg;
+	while (!__atomic_load_n(&churn_stop, __ATOMIC_RELAXED)) {
+		pid = fork();
+		if (!pid)
+			_exit(0);
+		if (pid > 0)
+			waitpid(pid, NULL, 0);
+		n++;
+	}
+	return (void *)n;
+}
+
+/*
+ * Session teardown against producers: sessions are created, mapped,
+ * enabled, fed, and closed (half of them with their mappings still alive,
+ * dropped later) while two threads MARK_WATCHERS into them and another forks
+ * children they follow. A session created on a reused id, mapped but never
+ * enabled, must stay empty: no producer may still hold its id for the
+ * session that had it before. The kernel must stay quiet throughout (the
+ * VM runner fails the run on any BUG, WARNING or KASAN report).
+ */
+static void test_teardown_under_load(void)
+{
+	int anchor = mm_open(), ncpu = mm_nr_cpus() > 1 ? 2 : 1, i, c, fd;
+	struct mm_map m, kept[4];
+	long marks = 0, forks = 0, stale = 0, rounds = 0;
+	pthread_t th[3];
+	void *ret;
+
+	memset(kept, 0, sizeof(kept));
+	/* The anchor keeps the hooks attached for most of the churn. */
+	mm_watch(anchor, MEMMON_IOC_WATCH_ADD, 0, MEMMON_WATCH_FOLLOW_CHILDREN);
+	mm_set_events(anchor, 1ULL << MEMMON_EV_MARK, 0);
+	ioctl(anchor, MEMMON_IOC_ENABLE);
+	churn_stop = 0;
+	for (c = 0; c < ncpu; c++)
+		pthread_create(&th[c], NULL, churn_marker, (void *)(intptr_t)c);
+	pthread_create(&th[ncpu], NULL, churn_forker, NULL);
+
+	for (i = 0; i < 60; i++, rounds++) {
+		fd = mm_open();
+		mm_configure(fd, 16384, 0);
+		mm_map(fd, &m);
+		/* Not enabled, not watching: nothing may arrive. */
+		usleep(1000);
+		for (c = 0; c < (int)m.info.nr_cpus; c++)
+			if (mm_ring_page(&m, (unsigned int)c)->producer_pos)
+				stale++;
+		mm_watch(fd, MEMMON_IOC_WATCH_ADD, 0, i % 2 ? MEMMON_WATCH_FOLLOW_CHILDREN : 0);
+		ioctl(fd, MEMMON_IOC_ENABLE);
+		for (c = 0; c < (int)m.info.nr_cpus; c++)
+			mm_drain_cpu(&m, (unsigned int)c, NULL, NULL);
+		if (i % 2) {
+			/* Closed with its mappings alive: they go a few rounds later. */
+			if (kept[i % 4].prod)
+				mm_unmap(&kept[i % 4]);
+			kept[i % 4] = m;
+		} else {
+			mm_unmap(&m);
+		}
+		close(fd);
+		/* Now and then the anchor goes too: hooks detach and attach again. */
+		if (i % 20 == 19) {
+			close(anchor);
+			anchor = mm_open();
+			mm_watch(anchor, MEMMON_IOC_WATCH_ADD, 0, MEMMON_WATCH_FOLLOW_CHILDREN);
+			ioctl(anchor, MEMMON_IOC_ENABLE);
+		}
+	}
+	__atomic_store_n(&churn_stop, 1, __ATOMIC_RELAXED);
+	for (c = 0; c < ncpu; c++) {
+		pthread_join(th[c], &ret);
+		marks += (long)ret;
+	}
+	pthread_join(th[ncpu], &ret);
+	forks = (long)ret;
+	for (i = 0; i < 4; i++)
+		if (kept[i].prod)
+			mm_unmap(&kept[i]);
+	close(anchor);
+	printf("# %ld rounds, %ld MARK_WATCHERS, %ld forks meanwhile\n", rounds, marks, forks);
+	/* The producers really ran during the churn. */
+	VT_OK(marks > 0 && forks > 0, "producers ran during the churn");
+	/* A session on a reused id got nothing meant for its predecessor. */
+	VT_OK(stale == 0, "new sessions on reused ids start empty (%ld non-empty rings)", stale);
+}
+
 int main(void)
 {
 	test_eight();
 	test_limit();
 	test_watchers();
 	test_pid_ns();
+	test_teardown_under_load();
 	return vt_exit();
 }
