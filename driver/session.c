@@ -728,18 +728,24 @@ int memmon_session_mark(struct memmon_session *s, u32 flags,
 		u32 len;
 		u32 flags;
 	} body = { .len = len, .flags = flags };
-	u64 now = ktime_get_ns(), sessions;
+	u64 sessions;
 
 	BUILD_BUG_ON(sizeof(body) != sizeof(struct memmon_rec_mark) -
 				     sizeof(struct memmon_rec_header));
+	/*
+	 * The time is taken with preemption disabled, on the CPU whose ring
+	 * gets the record: a writer preempted between its clock read and its
+	 * reserve would land behind younger records of the same ring, which
+	 * consumers merge by time assuming each ring is in order.
+	 */
 	if (flags & MEMMON_MARK_WATCHERS) {
-		/* The mask stays meaningful until memmon_emit() is done. */
-		rcu_read_lock();
+		/* An RCU read side: the mask stays meaningful until the emit. */
+		preempt_disable();
 		sessions = memmon_want(memmon_watchers(current), MEMMON_EV_MARK, 0);
 		if (sessions)
 			memmon_emit(sessions, current, MEMMON_REC_MARK, &body,
-				    sizeof(body), data, len, now);
-		rcu_read_unlock();
+				    sizeof(body), data, len, ktime_get_ns());
+		preempt_enable();
 		return 0;
 	}
 	rings = memmon_session_rings(s);
@@ -747,7 +753,8 @@ int memmon_session_mark(struct memmon_session *s, u32 flags,
 		return PTR_ERR(rings);
 	preempt_disable();
 	__memmon_emit_one(s, rings, smp_processor_id(), current,
-			  MEMMON_REC_MARK, &body, sizeof(body), data, len, now);
+			  MEMMON_REC_MARK, &body, sizeof(body), data, len,
+			  ktime_get_ns());
 	preempt_enable();
 	return 0;
 }

@@ -104,6 +104,63 @@ static void check_rec(const struct memmon_rec_header *rec, unsigned int cpu, voi
 	c->last[t] = pl.seq;
 }
 
+#define ORDER_THREADS	4
+#define ORDER_MARKS	25000
+
+static void *mark_on_cpu0(void *arg)
+{
+	int fd = *(int *)arg;
+
+	mm_pin(0);
+	for (int i = 0; i < ORDER_MARKS; i++)
+		mm_mark(fd, 0, NULL, 0);
+	return NULL;
+}
+
+struct order {
+	uint64_t last;
+	long recs, inversions;
+};
+
+static void check_time(const struct memmon_rec_header *rec, unsigned int cpu, void *arg)
+{
+	struct order *o = arg;
+
+	(void)cpu;
+	if (rec->time_ns < o->last)
+		o->inversions++;
+	o->last = rec->time_ns;
+	o->recs++;
+}
+
+/*
+ * Several threads on one CPU, preempting each other (preempt=full makes that
+ * happen inside the ioctl): the ring still holds records in time order,
+ * which the k-way merge of the consumers relies on. A writer takes its
+ * timestamp where it cannot be preempted before its record is reserved.
+ */
+static void test_time_order(void)
+{
+	int fd = mm_open();
+	struct order o = { 0 };
+	pthread_t th[ORDER_THREADS];
+	struct mm_map m;
+
+	/* 4 MiB: room for all 100000 empty (32-byte) markers. */
+	mm_configure(fd, 4 << 20, 0);
+	mm_map(fd, &m);
+	for (int i = 0; i < ORDER_THREADS; i++)
+		pthread_create(&th[i], NULL, mark_on_cpu0, &fd);
+	for (int i = 0; i < ORDER_THREADS; i++)
+		pthread_join(th[i], NULL);
+	mm_drain_cpu(&m, 0, check_time, &o);
+	/* Every marker is there, and none is older than the one before it. */
+	VT_OK(o.recs == ORDER_THREADS * ORDER_MARKS && !o.inversions,
+	      "%d threads on CPU 0: %ld records, %ld out of time order", ORDER_THREADS, o.recs, o.inversions);
+	mm_unmap(&m);
+	close(fd);
+}
+
 int main(void)
 {
 	int ncpus = mm_nr_cpus(), cpu, fd = mm_open(), exact = 1;
@@ -117,6 +174,7 @@ int main(void)
 	struct mm_map m;
 	time_t end;
 
+	test_time_order();
 	if (ncpus > MAX_CPUS)
 		ncpus = MAX_CPUS;
 	/* 64 KiB rings, woken at 8 KiB: many wraps and wakeups per second. */
