@@ -270,7 +270,7 @@ static int memmon_fault_entry(struct kretprobe_instance *ri, struct pt_regs *reg
 static int memmon_fault_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	const struct memmon_fault_call *call = (const void *)ri->data;
-	vm_fault_t ret = (vm_fault_t)regs_return_value(regs);
+	vm_fault_t ret = (__force vm_fault_t)regs_return_value(regs);
 	struct memmon_rec_fault rec;
 	unsigned long pfn = 0;
 	u64 sessions, now;
