@@ -10,8 +10,9 @@
  * With CMD: fork, watch the child (MEMMON_WATCH_FOLLOW_CHILDREN), ENABLE,
  * then let the child exec CMD, so that it is watched from its first
  * instruction; drain until it exits, drain what is left, and exit with its
- * status. With --pid: watch PID until SIGINT/SIGTERM (the "another process
- * is watched" configuration).
+ * status (SIGINT/SIGTERM stop the draining and are passed on to CMD). With
+ * --pid: watch PID until SIGINT/SIGTERM (the "another process is watched"
+ * configuration).
  *
  *   -r  per-CPU ring bytes (MEMMON_IOC_CONFIGURE); default: the module's
  *   -o  write the raw records there (one write() per ring span); default:
@@ -350,6 +351,9 @@ int main(int argc, char **argv)
 		if (pidfd >= 0 && (pfd[1].revents & POLLIN))
 			break;
 	}
+	/* Stopped by a signal with the command still running: it goes too. */
+	if (child > 0 && stop)
+		kill(child, SIGTERM);
 	if (child > 0 && waitpid(child, &status, 0) < 0)
 		die("waitpid");
 	if (ioctl(fd, MEMMON_IOC_DISABLE))

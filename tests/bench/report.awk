@@ -54,7 +54,9 @@ function jval(v) {
 }
 
 function jnum(v) {
-	return v == "" ? "null" : sprintf("%.6g", v)
+	if (v == "")
+		return "null"
+	return v == int(v) && v < 9e15 && v > -9e15 ? sprintf("%.0f", v) : sprintf("%.6g", v)
 }
 
 function add_json(obj) {

@@ -14,10 +14,11 @@
  *           three syscalls per region are spread over its pages.
  *   brk     brk(cur + 64 KiB), brk(cur): grow and shrink, never touched.
  *           op = the pair; 2 syscall events.
- *   mixed   -j threads (default: one per online CPU) in one process, each
- *           looping: mmap 64 KiB, write its 16 pages, mprotect(PROT_READ),
- *           madvise(MADV_DONTNEED), munmap. op = one loop of one thread;
- *           4 syscalls + 16 faults. ns/op = wall time / ops of all threads.
+ *   mixed   -j threads (default: one per online CPU, at least 2) in one
+ *           process, each looping: mmap 64 KiB, write its 16 pages,
+ *           mprotect(PROT_READ), madvise(MADV_DONTNEED), munmap. op = one
+ *           loop of one thread; 4 syscalls + 16 faults. ns/op = wall time
+ *           / ops of all threads.
  *   storm   the fastest fault storm: -j threads (default one per CPU),
  *           each pinned to its CPU, each touching a private -s MiB region
  *           (default 4) page by page and dropping it with MADV_DONTNEED,
@@ -272,7 +273,8 @@ static void setup_mixed(void)
 	pthread_t t;
 	unsigned int i;
 
-	mixed_threads = nr_threads();
+	/* Multi-threaded even on one CPU (the threads then take turns). */
+	mixed_threads = opt_threads ? opt_threads : nr_threads() < 2 ? 2 : nr_threads();
 	if (pthread_barrier_init(&mixed_start, NULL, mixed_threads + 1) ||
 	    pthread_barrier_init(&mixed_end, NULL, mixed_threads + 1))
 		die("pthread_barrier_init");
