@@ -1,28 +1,611 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * memmon: /proc/memmon, the text interface. Not there yet: these are the
- * entry points hooks.c calls, so that the module links while it is
- * written.
+ * memmon: /proc/memmon, a text interface for shells and quick looks.
+ *
+ *   /proc/memmon/watch-pids  write "PID" to watch a process, "-PID" to stop
+ *                            (several, blank-separated, per write); read the
+ *                            list, one PID per line
+ *   /proc/memmon/events      one line per event: time, PID/TID, the event
+ *                            and its decoded fields; read() blocks until
+ *                            there is one, unless O_NONBLOCK (-EAGAIN)
+ *   /proc/memmon/stats       hook state, events lost for want of kretprobe
+ *                            instances, and this interface's ring counters
+ *
+ * All three are root's only (0600). Behind them is one ordinary session
+ * (session.c), created on first use and kept until the module goes: it is
+ * enabled while it watches something, so an idle /proc/memmon costs no
+ * hook. PIDs are read and written in the PID namespace of the task that
+ * first used /proc/memmon; other namespaces get -EPERM.
+ *
+ * events reads the session's rings in the kernel, as session.c's read()
+ * does for userspace, ring by ring (lines of one CPU in order, CPUs not
+ * merged: sort on the first column). A line that does not fit the
+ * caller's buffer is kept for the next read(), so no event is cut.
+ *
+ * Unload: proc files do not pin the module; remove_proc_subtree() waits
+ * for read()s in progress, so memmon_procfs_exit() first wakes the blocked
+ * ones (memmon_proc_dying).
  */
 #include "memmon.h"
 #include "hooks.h"
+#include "session.h"
+#include "watch.h"
+
+#include <linux/ctype.h>
+#include <linux/err.h>
+#include <linux/kdev_t.h>
+#include <linux/moduleparam.h>
+#include <linux/mutex.h>
+#include <linux/pid_namespace.h>
+#include <linux/proc_fs.h>
+#include <linux/sched.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+static bool procfs = true;
+/* On by default: root's shell gets a look without a tool; off leaves only
+ * /dev/memmon (no session slot ever taken by /proc/memmon).
+ */
+module_param(procfs, bool, 0444);
+MODULE_PARM_DESC(procfs,
+		 "Create /proc/memmon (watch-pids, events, stats); 0: /dev/memmon only");
+
+#define MEMMON_PROC_WRITE_MAX	256	/* bytes of one write to watch-pids */
+/* A line: the longest is an EXEC or PATH line with a PATH_MAX path. */
+#define MEMMON_PROC_BUF		(PATH_MAX + 256)
+
+/*
+ * memmon_proc_lock protects memmon_proc_sess (created once, freed at exit)
+ * and the enable/disable decisions. memmon_proc_dying is set once at exit,
+ * before the readers are woken.
+ */
+static DEFINE_MUTEX(memmon_proc_lock);
+static struct memmon_session *memmon_proc_sess;
+static bool memmon_proc_dying;
+static struct proc_dir_entry *memmon_proc_dir;
+
+/* The session, created on first use. */
+static struct memmon_session *memmon_proc_session(void)
+{
+	struct memmon_session *s;
+
+	mutex_lock(&memmon_proc_lock);
+	s = memmon_proc_sess;
+	if (!s) {
+		s = memmon_session_create();
+		if (!IS_ERR(s))
+			memmon_proc_sess = s;
+	}
+	mutex_unlock(&memmon_proc_lock);
+	if (!IS_ERR(s) && s->pid_ns != task_active_pid_ns(current))
+		return ERR_PTR(-EPERM);
+	return s;
+}
+
+/* Enabled exactly while something is watched. memmon_proc_lock held. */
+static int __memmon_proc_update(struct memmon_session *s)
+{
+	u32 n = memmon_watch_list(s->id, s->pid_ns, NULL, 0);
+
+	if (n)
+		return memmon_session_enable(s);
+	memmon_session_disable(s);
+	return 0;
+}
+
+/* ------------------------------------------------------------------
+ * watch-pids
+ */
+
+static int memmon_pids_show(struct seq_file *m, void *v)
+{
+	struct memmon_session *s = m->private;
+	struct memmon_watch_entry *e;
+	u32 cap = memmon_watch_max(), n, i;
+
+	e = kvmalloc_array(cap, sizeof(*e), GFP_KERNEL);
+	if (!e)
+		return -ENOMEM;
+	n = min(memmon_watch_list(s->id, s->pid_ns, e, cap), cap);
+	for (i = 0; i < n; i++)
+		seq_printf(m, "%u\n", e[i].pid);
+	kvfree(e);
+	return 0;
+}
+
+static int memmon_pids_open(struct inode *inode, struct file *file)
+{
+	struct memmon_session *s = memmon_proc_session();
+
+	if (IS_ERR(s))
+		return PTR_ERR(s);
+	return single_open(file, memmon_pids_show, s);
+}
+
+/* One token: "PID" or "-PID", decimal, > 0. */
+static int memmon_pids_one(struct memmon_session *s, char *tok)
+{
+	struct memmon_watch w = { .size = sizeof(w) };
+	bool add = *tok != '-';
+	int err;
+
+	if (!add)
+		tok++;
+	err = kstrtou32(tok, 10, &w.pid);
+	if (err)
+		return err;
+	/* 0 means "the caller" in the ioctl; here it is just not a PID. */
+	if (!w.pid)
+		return -EINVAL;
+	return memmon_session_watch(s, &w, add);
+}
+
+static ssize_t memmon_pids_write(struct file *file, const char __user *ubuf,
+				 size_t count, loff_t *ppos)
+{
+	struct seq_file *m = file->private_data;
+	struct memmon_session *s = m->private;
+	char *buf, *p, *tok;
+	int err = 0, uerr;
+
+	if (!count)
+		return 0;
+	if (count > MEMMON_PROC_WRITE_MAX)
+		return -E2BIG;
+	buf = memdup_user_nul(ubuf, count);
+	if (IS_ERR(buf))
+		return PTR_ERR(buf);
+
+	mutex_lock(&memmon_proc_lock);
+	p = buf;
+	while (!err && (tok = strsep(&p, " \t\n"))) {
+		if (*tok)
+			err = memmon_pids_one(s, tok);
+	}
+	/* Whatever was done stays done; the state follows the list. */
+	uerr = __memmon_proc_update(s);
+	mutex_unlock(&memmon_proc_lock);
+	kfree(buf);
+	return err ?: uerr ?: count;
+}
+
+static const struct proc_ops memmon_pids_ops = {
+	.proc_open	= memmon_pids_open,
+	.proc_read	= seq_read,
+	.proc_write	= memmon_pids_write,
+	.proc_lseek	= seq_lseek,
+	.proc_release	= single_release,
+};
+
+/* ------------------------------------------------------------------
+ * events
+ */
+
+struct memmon_proc_reader {
+	struct memmon_session *s;
+	size_t len;		/* text in buf */
+	size_t off;		/* of which this much was read */
+	char buf[MEMMON_PROC_BUF];
+};
+
+static const char *const memmon_sys_names[MEMMON_SYS__COUNT] = {
+	[MEMMON_SYS_MMAP]	= "mmap",
+	[MEMMON_SYS_MUNMAP]	= "munmap",
+	[MEMMON_SYS_MREMAP]	= "mremap",
+	[MEMMON_SYS_BRK]	= "brk",
+	[MEMMON_SYS_MLOCK]	= "mlock",
+	[MEMMON_SYS_MLOCK2]	= "mlock2",
+	[MEMMON_SYS_MUNLOCK]	= "munlock",
+	[MEMMON_SYS_MLOCKALL]	= "mlockall",
+	[MEMMON_SYS_MUNLOCKALL]	= "munlockall",
+	[MEMMON_SYS_FSYNC]	= "fsync",
+	[MEMMON_SYS_MADVISE]	= "madvise",
+	[MEMMON_SYS_MPROTECT]	= "mprotect",
+	[MEMMON_SYS_MMAP2]	= "mmap2",
+	[MEMMON_SYS_OLD_MMAP]	= "old_mmap",
+};
+
+/* Argument names per syscall; NULL ends the list. */
+static const char *const memmon_sys_args[MEMMON_SYS__COUNT][7] = {
+	[MEMMON_SYS_MMAP]	= { "addr", "len", "prot", "flags", "fd", "off" },
+	[MEMMON_SYS_MUNMAP]	= { "addr", "len" },
+	[MEMMON_SYS_MREMAP]	= { "addr", "old_len", "new_len", "flags", "new_addr" },
+	[MEMMON_SYS_BRK]	= { "brk" },
+	[MEMMON_SYS_MLOCK]	= { "addr", "len" },
+	[MEMMON_SYS_MLOCK2]	= { "addr", "len", "flags" },
+	[MEMMON_SYS_MUNLOCK]	= { "addr", "len" },
+	[MEMMON_SYS_MLOCKALL]	= { "flags" },
+	[MEMMON_SYS_MUNLOCKALL]	= { },
+	[MEMMON_SYS_FSYNC]	= { "fd" },
+	[MEMMON_SYS_MADVISE]	= { "addr", "len", "advice" },
+	[MEMMON_SYS_MPROTECT]	= { "addr", "len", "prot" },
+	[MEMMON_SYS_MMAP2]	= { "addr", "len", "prot", "flags", "fd", "pgoff" },
+	[MEMMON_SYS_OLD_MMAP]	= { "addr", "len", "prot", "flags", "fd", "off" },
+};
+
+static const char *const memmon_class_names[] = {
+	[MEMMON_FCLASS_NONE]	= "none",
+	[MEMMON_FCLASS_ANON]	= "anon",
+	[MEMMON_FCLASS_SWAP]	= "swap",
+	[MEMMON_FCLASS_FILE]	= "file",
+	[MEMMON_FCLASS_SHMEM]	= "shmem",
+	[MEMMON_FCLASS_OTHER]	= "other",
+};
+
+static const char *const memmon_result_names[] = {
+	[MEMMON_FRES_HANDLED]	= "handled",
+	[MEMMON_FRES_RETRY]	= "retry",
+	[MEMMON_FRES_SIGSEGV]	= "sigsegv",
+	[MEMMON_FRES_SIGBUS]	= "sigbus",
+	[MEMMON_FRES_OOM]	= "oom",
+	[MEMMON_FRES_OTHER]	= "other",
+};
+
+static const char *memmon_name(const char *const *tab, size_t n, u32 i)
+{
+	return i < n && tab[i] ? tab[i] : "?";
+}
+
+/* A string from the record (a path: user-chosen bytes) on one line. */
+static int memmon_proc_str(char *out, size_t room, const char *s, u32 len)
+{
+	size_t i, n = min_t(size_t, len, room ? room - 1 : 0);
+
+	for (i = 0; i < n; i++)
+		out[i] = isprint(s[i]) ? s[i] : '?';
+	if (room)
+		out[n] = '\0';
+	return n;
+}
+
+/*
+ * Format @h (@size bytes, validated by memmon_ring_peek()) as one line into
+ * @out. Returns its length, or 0 if it does not fit in @room.
+ */
+static size_t memmon_proc_line(const struct memmon_rec_header *h, u32 size,
+			       char *out, size_t room)
+{
+	const void *body = h;
+	size_t n;
+	int i;
+
+#define OUT(...) (n += scnprintf(out + n, room - n, __VA_ARGS__))
+	n = 0;
+	OUT("%llu.%06llu %u/%u ", h->time_ns / NSEC_PER_SEC,
+	    (h->time_ns % NSEC_PER_SEC) / NSEC_PER_USEC, h->tgid, h->tid);
+
+	switch (h->type) {
+	case MEMMON_REC_SYSCALL: {
+		const struct memmon_rec_syscall *c = body;
+
+		if (size < sizeof(*c))
+			goto short_rec;
+		OUT("%s%s(", c->flags & MEMMON_SYSF_COMPAT ? "ia32 " : "",
+		    memmon_name(memmon_sys_names, ARRAY_SIZE(memmon_sys_names),
+				c->sys));
+		for (i = 0; c->sys < MEMMON_SYS__COUNT && i < 6; i++) {
+			if (!memmon_sys_args[c->sys][i])
+				break;
+			OUT("%s%s=%#llx", i ? ", " : "", memmon_sys_args[c->sys][i],
+			    c->args[i]);
+		}
+		/* Addresses in hex, counts and -errno in decimal. */
+		if (c->ret >= 0 && (c->sys == MEMMON_SYS_MMAP ||
+				    c->sys == MEMMON_SYS_MMAP2 ||
+				    c->sys == MEMMON_SYS_OLD_MMAP ||
+				    c->sys == MEMMON_SYS_MREMAP ||
+				    c->sys == MEMMON_SYS_BRK))
+			OUT(") = %#llx", c->ret);
+		else
+			OUT(") = %lld", c->ret);
+		if (c->sys == MEMMON_SYS_BRK)
+			OUT(" old=%#llx", c->aux[0]);
+		if (c->flags & MEMMON_SYSF_FILE)
+			OUT(" file=%u:%u:%llu", MAJOR(c->aux[0]), MINOR(c->aux[0]),
+			    c->aux[1]);
+		OUT(" %lluus", c->duration_ns / NSEC_PER_USEC);
+		break;
+	}
+	case MEMMON_REC_FAULT: {
+		const struct memmon_rec_fault *f = body;
+
+		if (size < sizeof(*f))
+			goto short_rec;
+		OUT("fault addr=%#llx ip=%#llx %s %s %s%s %s %lluus",
+		    f->addr, f->ip,
+		    f->access & MEMMON_FAULT_EXEC ? "exec" :
+		    f->access & MEMMON_FAULT_WRITE ? "write" : "read",
+		    memmon_name(memmon_class_names, ARRAY_SIZE(memmon_class_names),
+				f->fclass),
+		    f->flags & MEMMON_FAULTF_MAJOR ? "major" : "minor",
+		    f->flags & MEMMON_FAULTF_KERNEL ? " kernel" : "",
+		    memmon_name(memmon_result_names,
+				ARRAY_SIZE(memmon_result_names), f->result),
+		    f->duration_ns / NSEC_PER_USEC);
+		if (f->flags & MEMMON_FAULTF_PFN)
+			OUT(" pfn=%#llx%s", f->pfn,
+			    f->flags & MEMMON_FAULTF_NEWPAGE ? " new" : "");
+		break;
+	}
+	case MEMMON_REC_RSS: {
+		const struct memmon_rec_rss *r = body;
+
+		if (size < sizeof(*r))
+			goto short_rec;
+		OUT("rss anon=%lluK file=%lluK shmem=%lluK swap=%lluK",
+		    r->anon >> 10, r->file >> 10, r->shmem >> 10, r->swap >> 10);
+		break;
+	}
+	case MEMMON_REC_FORK: {
+		const struct memmon_rec_fork *f = body;
+
+		if (size < sizeof(*f))
+			goto short_rec;
+		OUT("fork child=%u/%u%s%s", f->child_tgid, f->child_tid,
+		    f->flags & MEMMON_FORKF_THREAD ? " thread" : "",
+		    f->flags & MEMMON_FORKF_VM ? " vm" : "");
+		break;
+	}
+	case MEMMON_REC_EXEC: {
+		const struct memmon_rec_exec *e = body;
+
+		if (size < sizeof(*e) || e->path_len > size - sizeof(*e))
+			goto short_rec;
+		OUT("exec ");
+		n += memmon_proc_str(out + n, room - n, e->path, e->path_len);
+		break;
+	}
+	case MEMMON_REC_EXIT: {
+		const struct memmon_rec_exit *e = body;
+
+		if (size < sizeof(*e))
+			goto short_rec;
+		OUT("exit code=%#x%s", e->code,
+		    e->flags & MEMMON_EXITF_GROUP ? " group" : "");
+		if (e->flags & MEMMON_EXITF_GROUP)
+			OUT(" peak_rss=%lluK peak_vm=%lluK", e->peak_rss >> 10,
+			    e->peak_vm >> 10);
+		break;
+	}
+	case MEMMON_REC_PATH: {
+		const struct memmon_rec_path *p = body;
+
+		if (size < sizeof(*p) || p->path_len > size - sizeof(*p))
+			goto short_rec;
+		OUT("path file=%u:%u:%llu ", MAJOR(p->dev), MINOR(p->dev), p->ino);
+		n += memmon_proc_str(out + n, room - n, p->path, p->path_len);
+		break;
+	}
+	case MEMMON_REC_LOST: {
+		const struct memmon_rec_lost *l = body;
+
+		if (size < sizeof(*l))
+			goto short_rec;
+		OUT("lost %llu", l->count);
+		break;
+	}
+	case MEMMON_REC_MARK: {
+		const struct memmon_rec_mark *m = body;
+
+		if (size < sizeof(*m))
+			goto short_rec;
+		OUT("mark len=%u", m->len);
+		break;
+	}
+	default:
+short_rec:
+		OUT("record type=%u size=%u", h->type, size);
+		break;
+	}
+	OUT("\n");
+#undef OUT
+	/* scnprintf() stops one short of @room: a line that filled it was cut. */
+	return n + 1 < room ? n : 0;
+}
+
+/*
+ * Format records from the rings into rd->buf until it is full or the rings
+ * are empty. rd->s->read_lock held (the session's consumer lock).
+ */
+static void memmon_proc_fill(struct memmon_proc_reader *rd,
+			     struct memmon_rings *rings)
+{
+	const struct memmon_rec_header *h;
+	struct memmon_ring *r;
+	enum memmon_peek st;
+	u64 prod, cons, start;
+	unsigned int cpu;
+	size_t line;
+	u32 size;
+
+	rd->len = 0;
+	rd->off = 0;
+	for_each_possible_cpu(cpu) {
+		r = &per_cpu_ptr(rings->cpu, cpu)->ring;
+		/* [C], pairs with [B] in __memmon_ring_put(). */
+		prod = smp_load_acquire(&r->page->producer_pos);
+		/* Nobody maps this session, but the word is user-mappable memory:
+		 * read once, validated by memmon_ring_peek().
+		 */
+		cons = READ_ONCE(*r->consumer_pos);
+		start = cons;
+		for (;;) {
+			st = memmon_ring_peek(r, cons, prod, &h, &size);
+			if (st != MEMMON_PEEK_RECORD)
+				break;
+			line = memmon_proc_line(h, size, rd->buf + rd->len,
+						sizeof(rd->buf) - rd->len);
+			if (!line)
+				break;
+			rd->len += line;
+			cons += size;
+		}
+		if (st == MEMMON_PEEK_BAD)
+			cons = prod;
+		if (cons != start) {
+			/* [D], pairs with [A] in memmon_ring_reserve(). */
+			smp_store_release(r->consumer_pos, cons);
+		}
+		if (st == MEMMON_PEEK_RECORD)
+			break;	/* the buffer is full */
+	}
+}
+
+static int memmon_events_open(struct inode *inode, struct file *file)
+{
+	struct memmon_proc_reader *rd;
+	struct memmon_session *s = memmon_proc_session();
+
+	if (IS_ERR(s))
+		return PTR_ERR(s);
+	rd = kvzalloc(sizeof(*rd), GFP_KERNEL);
+	if (!rd)
+		return -ENOMEM;
+	rd->s = s;
+	file->private_data = rd;
+	return nonseekable_open(inode, file);
+}
+
+static ssize_t memmon_events_read(struct file *file, char __user *ubuf,
+				  size_t count, loff_t *ppos)
+{
+	struct memmon_proc_reader *rd = file->private_data;
+	struct memmon_session *s = rd->s;
+	struct memmon_rings *rings;
+	ssize_t ret = 0;
+	size_t n;
+
+	if (!count)
+		return 0;
+	rings = memmon_session_rings(s);
+	if (IS_ERR(rings))
+		return PTR_ERR(rings);
+	if (mutex_lock_interruptible(&s->read_lock))
+		return -ERESTARTSYS;
+	while (!ret) {
+		if (rd->off < rd->len) {
+			n = min(count, rd->len - rd->off);
+			if (copy_to_user(ubuf, rd->buf + rd->off, n)) {
+				ret = -EFAULT;
+				break;
+			}
+			rd->off += n;
+			ret = n;
+			break;
+		}
+		memmon_proc_fill(rd, rings);
+		if (rd->len)
+			continue;
+		if (file->f_flags & O_NONBLOCK) {
+			ret = -EAGAIN;
+			break;
+		}
+		/* [E]: wait_event registers before it tests the rings. */
+		if (wait_event_interruptible(s->wq,
+					     memmon_rings_readable(rings, 1) ||
+					     READ_ONCE(memmon_proc_dying))) {
+			ret = -ERESTARTSYS;
+			break;
+		}
+		if (READ_ONCE(memmon_proc_dying))
+			break;	/* 0: end of file */
+	}
+	mutex_unlock(&s->read_lock);
+	return ret;
+}
+
+static int memmon_events_release(struct inode *inode, struct file *file)
+{
+	kvfree(file->private_data);
+	return 0;
+}
+
+static const struct proc_ops memmon_events_ops = {
+	.proc_open	= memmon_events_open,
+	.proc_read	= memmon_events_read,
+	.proc_lseek	= no_llseek,
+	.proc_release	= memmon_events_release,
+};
+
+/* ------------------------------------------------------------------
+ * stats
+ */
+
+static int memmon_stats_show(struct seq_file *m, void *v)
+{
+	unsigned long sys_missed, fault_missed;
+	struct memmon_cpu_stats st;
+	struct memmon_session *s;
+	bool attached;
+	unsigned int cpu;
+
+	memmon_hooks_stats(&attached, &sys_missed, &fault_missed);
+	seq_printf(m, "hooks_attached %d\n", attached);
+	seq_printf(m, "syscalls_missed %lu\n", sys_missed);
+	seq_printf(m, "faults_missed %lu\n", fault_missed);
+
+	mutex_lock(&memmon_proc_lock);
+	s = memmon_proc_sess;
+	mutex_unlock(&memmon_proc_lock);
+	if (!s)
+		return 0;
+	for_each_possible_cpu(cpu) {
+		memmon_session_stats(s, cpu, &st);
+		seq_printf(m, "cpu%u produced %llu delivered %llu lost %llu bytes %llu\n",
+			   cpu, st.produced, st.delivered, st.lost, st.bytes);
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------
+ * Init and exit
+ */
 
 /**
- * memmon_procfs_init() - create /proc/memmon (not yet).
+ * memmon_procfs_init() - create /proc/memmon (module parameter procfs).
  *
- * Context: module init.
- * Return: 0.
+ * Context: module init, after the session and watch tables are up.
+ * Return: 0, or -ENOMEM.
  */
 int memmon_procfs_init(void)
 {
+	if (!procfs)
+		return 0;
+	memmon_proc_dir = proc_mkdir_mode("memmon", 0500, NULL);
+	if (!memmon_proc_dir)
+		return -ENOMEM;
+	if (!proc_create("watch-pids", 0600, memmon_proc_dir, &memmon_pids_ops) ||
+	    !proc_create("events", 0400, memmon_proc_dir, &memmon_events_ops) ||
+	    !proc_create_single("stats", 0400, memmon_proc_dir,
+				memmon_stats_show)) {
+		proc_remove(memmon_proc_dir);
+		memmon_proc_dir = NULL;
+		return -ENOMEM;
+	}
 	return 0;
 }
 
 /**
- * memmon_procfs_exit() - remove /proc/memmon (not yet).
+ * memmon_procfs_exit() - remove /proc/memmon and its session.
  *
- * Context: module exit.
+ * Context: module exit; no other user of the module is left but readers of
+ * /proc/memmon, whom this wakes and waits for.
  */
 void memmon_procfs_exit(void)
 {
+	if (!memmon_proc_dir)
+		return;
+	WRITE_ONCE(memmon_proc_dying, true);
+	mutex_lock(&memmon_proc_lock);
+	if (memmon_proc_sess)
+		wake_up_interruptible_all(&memmon_proc_sess->wq);
+	mutex_unlock(&memmon_proc_lock);
+	/* Waits for read()s in progress; they see memmon_proc_dying. */
+	proc_remove(memmon_proc_dir);
+	memmon_proc_dir = NULL;
+	if (memmon_proc_sess) {
+		memmon_session_put(memmon_proc_sess);
+		memmon_proc_sess = NULL;
+	}
 }
