@@ -313,7 +313,7 @@ static void test_teardown_under_load(void)
 		pthread_create(&th[c], NULL, churn_marker, (void *)(intptr_t)c);
 	pthread_create(&th[ncpu], NULL, churn_forker, NULL);
 
-	for (i = 0; i < 60; i++, rounds++) {
+	for (i = 0; i < 30; i++, rounds++) {
 		fd = mm_open();
 		mm_configure(fd, 16384, 0);
 		mm_map(fd, &m);
@@ -336,7 +336,7 @@ static void test_teardown_under_load(void)
 		}
 		close(fd);
 		/* Now and then the anchor goes too: hooks detach and attach again. */
-		if (i % 20 == 19) {
+		if (i % 10 == 9) {
 			close(anchor);
 			anchor = mm_open();
 			mm_watch(anchor, MEMMON_IOC_WATCH_ADD, 0, MEMMON_WATCH_FOLLOW_CHILDREN);

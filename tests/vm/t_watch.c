@@ -102,7 +102,7 @@ static void find_exit(const struct memmon_rec_header *rec, unsigned int cpu, voi
  */
 static void test_exit_while_listing(void)
 {
-	const size_t big = 256UL << 20;
+	const size_t big = 128UL << 20;
 	int a = mm_open(), other = mm_open(), ready[2], go[2], st;
 	struct exit_seen seen = { 0 };
 	char buf[65536], c;
