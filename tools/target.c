@@ -112,6 +112,15 @@ int target_start(const char *cmd, struct target *t, struct memmon_session *s)
 	if (memmon_session__set_events(s, t->ev_mask | 1ULL << MEMMON_EV_LIFECYCLE,
 				       t->ev_syscalls) < 0)
 		return tool_explain_errno(cmd, errno, "set events");
+	/*
+	 * Enable before watching: attaching the hooks can take a while, and a
+	 * running process (-p) must not exit unseen between its WATCH_ADD
+	 * and the ENABLE. Nothing is recorded before the first WATCH_ADD.
+	 */
+	if (memmon_session__map(s) < 0)
+		return tool_explain_errno(cmd, errno, "map the rings");
+	if (memmon_session__enable(s) < 0)
+		return tool_explain_errno(cmd, errno, "enable");
 	if (t->child > 0 &&
 	    memmon_session__watch_add(s, t->child, wflags) < 0) {
 		snprintf(what, sizeof(what), "watch command (PID %d)", t->child);
@@ -139,10 +148,6 @@ int target_start(const char *cmd, struct target *t, struct memmon_session *s)
 			return tool_explain_errno(cmd, errno, what);
 		}
 	}
-	if (memmon_session__map(s) < 0)
-		return tool_explain_errno(cmd, errno, "map the rings");
-	if (memmon_session__enable(s) < 0)
-		return tool_explain_errno(cmd, errno, "enable");
 	if (t->go_fd >= 0) {
 		close(t->go_fd);	/* the child execs now */
 		t->go_fd = -1;

@@ -44,13 +44,13 @@ t "trace shows faults" has "$tmp/out" 'fault 0x[0-9a-f]* ip=0x[0-9a-f]* '
 t "a failing command's status comes back" code 3 "$M" trace -- sh -c 'exit 3'
 
 # -p: stops by itself when the process exits; -o writes there
-sleep 3 &
+sleep 10 &
 sp=$!
 t "trace -p stops when the process exits" code 0 timeout 120 "$M" trace -o "$tmp/o.txt" -p $sp
 t "... and wrote the exit to -o FILE" has "$tmp/o.txt" 'exit exited 0 group'
 t "... and nothing to stdout" test ! -s "$tmp/out"
 wait $sp
-sleep 3 &
+sleep 10 &
 sp=$!
 t "the same PID twice is one watch" code 0 timeout 120 "$M" trace -p $sp,$sp -e mark
 wait $sp
