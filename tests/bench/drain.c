@@ -29,9 +29,11 @@
  * Output on stderr, one line, after the child's own output:
  *   DRAIN records=R events=E syscall=S fault=F mark=M other=O lost=L
  *         lost_records=LR bytes=B produced=P delivered=D stats_lost=SL
- *         seconds=T events_per_s=X
+ *         seconds=T events_per_s=X enable_ns=EN disable_ns=DN
  * events excludes LOST records; lost sums their counts; produced, delivered
- * and stats_lost come from MEMMON_IOC_GET_STATS at the end.
+ * and stats_lost come from MEMMON_IOC_GET_STATS at the end; enable_ns and
+ * disable_ns are how long MEMMON_IOC_ENABLE and _DISABLE took (attaching and
+ * detaching the hooks, for the first/last session).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -246,7 +248,7 @@ int main(int argc, char **argv)
 	bool spin = false, have_events = false;
 	pid_t pid = 0, child = -1;
 	int fd, pidfd = -1, go[2], status = 0, i;
-	double t0, t1;
+	double t0, t1, t_en, t_dis;
 	unsigned int cpu;
 	char c = 0;
 
@@ -321,9 +323,11 @@ int main(int argc, char **argv)
 	w.pid = pid;
 	if (ioctl(fd, MEMMON_IOC_WATCH_ADD, &w))
 		die("MEMMON_IOC_WATCH_ADD");
+	t_en = now_s();
 	if (ioctl(fd, MEMMON_IOC_ENABLE))
 		die("MEMMON_IOC_ENABLE");
 	t0 = now_s();
+	t_en = t0 - t_en;
 	if (child > 0) {
 		if (write(go[1], &c, 1) != 1)
 			die("write go");
@@ -356,8 +360,10 @@ int main(int argc, char **argv)
 		kill(child, SIGTERM);
 	if (child > 0 && waitpid(child, &status, 0) < 0)
 		die("waitpid");
+	t_dis = now_s();
 	if (ioctl(fd, MEMMON_IOC_DISABLE))
 		die("MEMMON_IOC_DISABLE");
+	t_dis = now_s() - t_dis;
 	drain_all();
 	t1 = now_s();
 	if (ioctl(fd, MEMMON_IOC_GET_STATS, &sreq))
@@ -369,13 +375,13 @@ int main(int argc, char **argv)
 	}
 	fflush(stdout);
 	fprintf(stderr,
-		"DRAIN records=%llu events=%llu syscall=%llu fault=%llu mark=%llu other=%llu lost=%llu lost_records=%llu bytes=%llu produced=%llu delivered=%llu stats_lost=%llu seconds=%.6f events_per_s=%.0f\n",
+		"DRAIN records=%llu events=%llu syscall=%llu fault=%llu mark=%llu other=%llu lost=%llu lost_records=%llu bytes=%llu produced=%llu delivered=%llu stats_lost=%llu seconds=%.6f events_per_s=%.0f enable_ns=%.0f disable_ns=%.0f\n",
 		cnt.records, cnt.events, cnt.by_type[MEMMON_REC_SYSCALL],
 		cnt.by_type[MEMMON_REC_FAULT], cnt.by_type[MEMMON_REC_MARK],
 		cnt.events - cnt.by_type[MEMMON_REC_SYSCALL] -
 		cnt.by_type[MEMMON_REC_FAULT] - cnt.by_type[MEMMON_REC_MARK],
 		cnt.lost, cnt.lost_records, cnt.bytes, produced, delivered,
-		slost, t1 - t0, cnt.events / (t1 - t0));
+		slost, t1 - t0, cnt.events / (t1 - t0), t_en * 1e9, t_dis * 1e9);
 	if (out_fd >= 0 && close(out_fd))
 		die("close output");
 	if (child < 0)

@@ -135,6 +135,7 @@ $1 == "SKIPPED" || $1 == "BUILDFAIL" || $1 == "VMFAIL" {
 
 $1 == "RESULT" {
 	parse($0)
+	# Throughput storms are pass 0; the rest is workloads.
 	v = F["vm"]
 	w = v ":" F["workload"]
 	c = F["config"]
@@ -163,24 +164,27 @@ $1 == "RESULT" {
 	EPO_EXPECT[w] = F["events_per_op"]
 	ns = F["ns_per_op"] + 0
 	key = c SUBSEP w
-	if (!(key in BEST) || ns < BEST[key]) {
-		BEST[key] = ns
-		MED[key] = F["median_ns_per_op"] + 0
-	}
-	NP = ++NPASS[key]
 	if (c == "untraced") {
-		U[p, F["pair"], w] = ns
+		# Partner runs of configuration "pair" (paired VM), or the
+		# pass's references (pair empty).
+		pk = F["pair"] SUBSEP w
+		UL[pk, ++UN[pk]] = ns
+		key = c SUBSEP w
+		XL[key, ++XN[key]] = ns
 		next
 	}
-	X[p, c, w] = ns
-	XEPO[p, c, w] = F["ops_total"] > 0 ? F["events"] / F["ops_total"] : 0
-	PASSOF[key, NP] = p
+	XL[key, ++XN[key]] = ns
 	EV[key] += F["events"]
 	OPS[key] += F["ops_total"]
 	if (F["lost_whole_pass"] != "")
-		BTLOST[v, p] = F["lost"]
+		PASSLOST[c, v, p] = F["lost"]
 	else
 		LOST[key] += F["lost"]
+	if (F["enable_ns"] != "") {
+		EN[++nen] = F["enable_ns"]
+		DIS[nen] = F["disable_ns"]
+		ENVM = v
+	}
 	next
 }
 
@@ -209,50 +213,48 @@ $1 == "HOST" {
 	next
 }
 
-# Ratios, medians and per-event costs of every (configuration, workload).
-function compute(	i, j, k, w, c, key, nr, ne, refb, p, u, bkey, vv, parts) {
+# Ratios, medians and per-event costs of every (configuration, workload):
+# ns/op is the median of the configuration's runs, its reference the median
+# of its untraced partners (or of the pass's untraced runs).
+function compute(	i, j, k, w, c, key, pk, n, bkey, vv, parts, lo, hi) {
 	for (i = 1; i <= nwl; i++) {
 		w = WL[i]
 		for (j = 1; j <= ncfg; j++) {
 			c = CFG[j]
 			key = c SUBSEP w
-			if (!(key in BEST))
+			if (!(key in XN))
 				continue
-			if (c == "untraced") {
-				RATIO[key] = 1
-				REFB[key] = BEST[key]
+			n = XN[key]
+			lo = hi = XL[key, 1]
+			for (k = 1; k <= n; k++) {
+				A[k] = XL[key, k]
+				if (A[k] < lo)
+					lo = A[k]
+				if (A[k] > hi)
+					hi = A[k]
+			}
+			NS[key] = median(A, n)
+			SPREAD[key] = n > 1 && NS[key] > 0 ? (hi - lo) / NS[key] : ""
+			pk = (c SUBSEP w) in UN ? c SUBSEP w : "" SUBSEP w
+			if (c == "untraced" || !(pk in UN)) {
+				REFB[key] = c == "untraced" ? NS[key] : ""
+				RATIO[key] = c == "untraced" ? 1 : ""
 				continue
 			}
-			nr = 0
-			ne = 0
-			refb = ""
-			for (k = 1; k <= NPASS[key]; k++) {
-				p = PASSOF[key, k]
-				# Its own partner (paired VMs), else the pass's
-				# one untraced reference.
-				if ((p, c, w) in U)
-					u = U[p, c, w]
-				else if ((p, "", w) in U)
-					u = U[p, "", w]
-				else
-					continue
-				if (refb == "" || u < refb)
-					refb = u
-				R[++nr] = X[p, c, w] / u
-				if (XEPO[p, c, w] > 0)
-					PE[++ne] = (X[p, c, w] - u) / XEPO[p, c, w]
-			}
-			REFB[key] = refb
-			RATIO[key] = median(R, nr)
-			PEV[key] = median(PE, ne)
+			for (k = 1; k <= UN[pk]; k++)
+				A[k] = UL[pk, k]
+			REFB[key] = median(A, UN[pk])
+			RATIO[key] = REFB[key] > 0 ? NS[key] / REFB[key] : ""
 			EPO[key] = OPS[key] > 0 && EV[key] > 0 ? EV[key] / OPS[key] : ""
+			PEV[key] = EPO[key] != "" && RATIO[key] != "" ? (NS[key] - REFB[key]) / EPO[key] : ""
 			SEEN_[key] = EPO[key] != "" && EPO_EXPECT[w] > 0 ? EPO[key] / EPO_EXPECT[w] : ""
-			if (c == "bpftrace") {
+			if (c == "bpftrace" || c == "perf") {
+				# Their losses are per pass, over all its workloads.
 				LOSTV[key] = 0
-				for (vv in BTLOST) {
+				for (vv in PASSLOST) {
 					split(vv, parts, SUBSEP)
-					if (parts[1] == WLVM[w])
-						LOSTV[key] += BTLOST[vv]
+					if (parts[1] == c && parts[2] == WLVM[w])
+						LOSTV[key] += PASSLOST[vv]
 				}
 			} else {
 				LOSTV[key] = LOST[key]
@@ -275,7 +277,7 @@ function workload_table(vm,	i, j, w, c, key, silent, any) {
 		return
 	print "== " vm " VM: " VMDESC[vm]
 	print "   kernel " info(vm, "kernel") ", " info(vm, "cpus") " vCPU(s); passes " info(vm, "passes") "; wl " info(vm, "wlargs")
-	printf "%-6s %-10s %11s %11s %7s %8s %6s %6s %10s %9s\n", "wl", "config", "ns/op", "untr ns/op", "ratio", "ev/op", "seen", "lost", "ns/event", "/bpftrace"
+	printf "%-6s %-10s %2s %10s %6s %10s %7s %7s %5s %5s %9s %9s\n", "wl", "config", "n", "ns/op", "spread", "untr ns/op", "ratio", "ev/op", "seen", "lost", "ns/event", "/bpftrace"
 	for (i = 1; i <= nwl; i++) {
 		w = WL[i]
 		if (WLVM[w] != vm)
@@ -283,24 +285,25 @@ function workload_table(vm,	i, j, w, c, key, silent, any) {
 		for (j = 1; j <= ncfg; j++) {
 			c = CFG[j]
 			key = c SUBSEP w
-			if (!(key in BEST))
+			if (!(key in XN))
 				continue
 			silent = c == "untraced" || c == "untraced2" || c == "loaded" || c == "other"
-			printf "%-6s %-10s %11.0f %11s %7s %8s %6s %6s %10s %9s\n", WLNAME[w], c, BEST[key],
-				fmt(REFB[key], "%.0f"), fmt(RATIO[key], "%.3f"),
+			printf "%-6s %-10s %2d %10.0f %6s %10s %7s %7s %5s %5s %9s %9s\n", WLNAME[w], c, XN[key], NS[key],
+				fmt(SPREAD[key] == "" ? "" : SPREAD[key] * 100, "%.1f%%"), fmt(REFB[key], "%.0f"), fmt(RATIO[key], "%.3f"),
 				silent ? "-" : fmt(EPO[key], "%.3f"),
 				silent ? "-" : fmt(SEEN_[key] * 100, "%.0f%%"),
-				silent ? "-" : LOSTV[key] (c == "bpftrace" ? "*" : ""),
+				silent ? "-" : LOSTV[key] (c == "bpftrace" || c == "perf" ? "*" : ""),
 				silent ? "-" : fmt(PEV[key], "%.0f"), silent ? "-" : fmt(VSB[key], "%.3f")
 			add_json("{\"kind\":\"workload\",\"vm\":" jstr(vm) ",\"workload\":" jstr(WLNAME[w]) \
 				",\"configuration\":" jstr(c) ",\"description\":" jstr(DESC[c]) \
-				",\"ns_per_op\":" jnum(BEST[key]) ",\"median_ns_per_op\":" jnum(MED[key]) \
+				",\"runs\":" XN[key] ",\"ns_per_op\":" jnum(NS[key]) \
+				",\"spread\":" jnum(SPREAD[key]) \
 				",\"untraced_ns_per_op\":" jnum(REFB[key]) \
 				",\"ratio_to_untraced\":" jnum(RATIO[key]) ",\"events\":" jnum(EV[key]) \
 				",\"ops_total\":" jnum(OPS[key]) ",\"events_per_op\":" jnum(EPO[key]) \
 				",\"events_per_op_expected\":" jnum(EPO_EXPECT[w]) \
 				",\"lost\":" jnum(LOSTV[key]) ",\"per_event_ns\":" jnum(PEV[key]) \
-				",\"per_event_vs_bpftrace\":" jnum(VSB[key]) ",\"passes\":" NPASS[key] \
+				",\"per_event_vs_bpftrace\":" jnum(VSB[key]) \
 				",\"time_base\":" jstr(vm == "icount" ? "icount: emulated instructions, 1 ns each" : "TCG real time (emulated)") "}")
 		}
 		print ""
@@ -422,19 +425,31 @@ END {
 	compute()
 	print "memmon benchmarks, " INFO["date"] ", commit " INFO["commit"] "; host " INFO["host"] ", " INFO["host_cpu"] " x" INFO["host_cpus"]
 	print "The VM runs Debian's kernel under qemu TCG, an emulator: its ns are EMULATED time, not hardware"
-	print "time. Only ratios to the untraced partner run (same boot, run just before) and costs compared with"
-	print "one another mean anything."
+	print "time. Only ratios to untraced runs of the same boot, and costs compared with one another, mean"
+	print "anything."
 	print ""
 	for (i = 1; i <= nvm; i++)
 		workload_table(VMS[i])
 	if (nwl) {
 		for (j = 1; j <= ncfg; j++)
 			printf "  %-10s %s\n", CFG[j], DESC[CFG[j]]
-		print "ns/op: best pass (each the best of its runs); untr ns/op: the untraced partner runs (module not"
-		print "loaded, just before); ratio, ns/event: medians over passes of the pairs; ns/event = (ns/op -"
-		print "untraced) / ev/op; ev/op: events the tool recorded per op; seen: ev/op against a complete record"
-		print "of those syscalls and faults; /bpftrace: ns/event over bpftrace's on the same workload."
-		print "* bpftrace losses are per pass over all its workloads."
+		print "n: runs (processes) of the configuration; ns/op: their median, each the best of its -k"
+		print "repetitions; spread: (max - min) / median over the runs; untr ns/op: median of the untraced"
+		print "reference runs (module not loaded): its partners just before it (smp), the pass's untraced runs"
+		print "(icount); ratio = ns/op / untr ns/op; ev/op: events the tool recorded per op; seen: ev/op against"
+		print "a complete record of those syscalls and faults; ns/event = (ns/op - untr ns/op) / ev/op;"
+		print "/bpftrace: ns/event over bpftrace's on the same workload. * perf and bpftrace losses are per"
+		print "pass, over all its workloads."
+		print ""
+	}
+	if (nen) {
+		for (k = 1; k <= nen; k++)
+			A[k] = EN[k]
+		en = median(A, nen)
+		for (k = 1; k <= nen; k++)
+			A[k] = DIS[k]
+		printf "== Session set-up (%s VM, median of %d): MEMMON_IOC_ENABLE %.1f M ns, DISABLE %.1f M ns%s\n", ENVM, nen, en / 1e6, median(A, nen) / 1e6, ENVM == "icount" ? " (emulated instructions)" : ""
+		print "   attaching every hook (first session) and detaching them (last): a one-off cost per session."
 		print ""
 	}
 	throughput_table()
