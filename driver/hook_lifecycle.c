@@ -243,8 +243,8 @@ static void memmon_tp_exit(void *data, struct task_struct *p)
 		memmon_emit_rec(sessions, p, MEMMON_REC_EXIT, &rec,
 				sizeof(rec), NULL, 0, memmon_now());
 	}
-	if (group)
-		memmon_watch_exit(p);
+	/* Every thread: the group-dead one need not be the last through. */
+	memmon_watch_exit(p);
 }
 
 /*

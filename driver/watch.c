@@ -460,16 +460,42 @@ out_unlock:
 	kfree(new);
 }
 
+/*
+ * Whether @task, at its exit tracepoint with signal->live at 0, is the last
+ * thread of its group to get there: every other thread that is still
+ * linked has exit_state set, which exit_notify() does after the tracepoint.
+ * Two threads at the tracepoint at once may each see the other without
+ * exit_state: neither is "last" then, and the entry stays until a prune
+ * (memmon_pid_dead() is exact) - never removed early, at worst late.
+ */
+static bool memmon_exit_is_last(struct task_struct *task)
+{
+	struct task_struct *t;
+	bool last = true;
+
+	rcu_read_lock();
+	for_each_thread(task, t) {
+		if (t != task && !READ_ONCE(t->exit_state)) {
+			last = false;
+			break;
+		}
+	}
+	rcu_read_unlock();
+	return last;
+}
+
 /**
- * memmon_watch_exit() - a watched process is gone
+ * memmon_watch_exit() - a thread of a watched process is gone
  * @task: an exiting task (current)
  *
- * Removes @task's process from every session. Call it from the thread that
- * took signal->live to 0 (do_exit()'s group_dead), after its last record:
- * the live test here only ignores calls made while other threads still
- * live. (A thread that dropped live earlier may reach its exit hook after
- * that one: live is 0 then too, so calling this for every exiting thread
- * would drop the process while its last thread still runs.)
+ * Removes @task's process from every session once no thread of it can
+ * still reach the exit hook. Call it from the exit hook of every thread,
+ * after its last record. The thread that took signal->live to 0 (do_exit()'s
+ * group_dead) is not always the last one through the hook: a thread that
+ * dropped live earlier (say, one pthread_join() already returned for, at
+ * exit_mm()) can get there after it, and must still find the entry to
+ * have its EXIT record. So: live must be 0 and every other thread past
+ * exit_notify() (memmon_exit_is_last()).
  *
  * Context: the sched_process_exit tracepoint: process context, preemption
  * disabled; after do_exit() decremented signal->live (memmon_watch_add()
@@ -488,7 +514,7 @@ void memmon_watch_exit(struct task_struct *task)
 	rcu_read_lock();
 	e = memmon_watch_find_rcu(pid);
 	rcu_read_unlock();
-	if (!e)
+	if (!e || !memmon_exit_is_last(task))
 		return;
 
 	raw_spin_lock(&memmon_watch_lock);
