@@ -161,9 +161,11 @@ static unsigned long memmon_sys_missed_total;
  * A set of the files seen, each with the mask of sessions that have had
  * its PATH record. Lookups are RCU; inserts take memmon_paths_lock; entries
  * are freed only by memmon_paths_clear() (detach), after an RCU grace
- * period. A session's bit is set *after* its PATH record is emitted, so a
- * SYSCALL record that finds the bit set on any CPU was written later, by
- * the monotonic clock, than a PATH record for it: readers that merge the
+ * period. Order: a PATH record is stamped, emitted, then its session's bit
+ * set; a SYSCALL record is stamped after its caller looked at the bit (the
+ * clock read is ordered after that load: rdtsc_ordered()). So whichever
+ * CPU the first use of a file happens on, the PATH record's time is below
+ * that of every SYSCALL record that relies on it, and readers merging the
  * rings by time see the PATH first. Two first uses racing on two CPUs may
  * both emit it: a duplicate, never a miss. When the set is full or an
  * allocation fails, the PATH record is emitted every time.
@@ -283,7 +285,7 @@ void memmon_paths_forget_session(unsigned int id)
  * Context: the syscall return handler (preemption disabled).
  */
 static void memmon_path_once(u64 sessions, struct file *file, u64 dev,
-			     u64 ino, u64 now)
+			     u64 ino)
 {
 	struct memmon_rec_path rec = { .dev = dev, .ino = ino };
 	struct memmon_path_seen *e;
@@ -307,7 +309,7 @@ static void memmon_path_once(u64 sessions, struct file *file, u64 dev,
 	}
 	rec.path_len = strlen(path);
 	memmon_emit_rec(need, current, MEMMON_REC_PATH, &rec, sizeof(rec),
-			path, rec.path_len + 1, now);
+			path, rec.path_len + 1, memmon_now());
 	if (buf)
 		memmon_pathbuf_put();
 	/* After the emit: see "PATH records" above. */
@@ -345,7 +347,7 @@ static struct file *memmon_mapped_file(unsigned long addr, int fd, bool fd_ok)
 
 /* Fill aux[] of a successful file mmap and emit its PATH if needed. */
 static void memmon_sys_mmap_file(u64 sessions, struct memmon_rec_syscall *rec,
-				 const struct memmon_sys_call *call, u64 now)
+				 const struct memmon_sys_call *call)
 {
 	unsigned long addr = rec->ret;
 	struct inode *inode;
@@ -360,7 +362,7 @@ static void memmon_sys_mmap_file(u64 sessions, struct memmon_rec_syscall *rec,
 	rec->flags |= MEMMON_SYSF_FILE;
 	rec->aux[0] = new_encode_dev(inode->i_sb->s_dev);
 	rec->aux[1] = inode->i_ino;
-	memmon_path_once(sessions, file, rec->aux[0], rec->aux[1], now);
+	memmon_path_once(sessions, file, rec->aux[0], rec->aux[1]);
 	fput(file);
 }
 
@@ -451,14 +453,12 @@ static int memmon_sys_return(struct kretprobe_instance *ri, struct pt_regs *regs
 	sessions = memmon_hook_sessions(current, MEMMON_EV_SYSCALL, h->sys);
 	if (!sessions)
 		return 0;
-	now = memmon_now();
 
 	memset(&rec, 0, sizeof(rec));
 	rec.sys = h->sys;
 	rec.flags = in_ia32_syscall() ? MEMMON_SYSF_COMPAT : 0;
 	memcpy(rec.args, call->args, sizeof(rec.args));
 	rec.ret = (long)regs_return_value(regs);
-	rec.duration_ns = now - call->start_ns;
 
 	switch (h->sys) {
 	case MEMMON_SYS_BRK:
@@ -469,9 +469,12 @@ static int memmon_sys_return(struct kretprobe_instance *ri, struct pt_regs *regs
 	case MEMMON_SYS_MMAP2:
 	case MEMMON_SYS_OLD_MMAP:
 		if (!IS_ERR_VALUE((unsigned long)rec.ret))
-			memmon_sys_mmap_file(sessions, &rec, call, now);
+			memmon_sys_mmap_file(sessions, &rec, call);
 		break;
 	}
+	/* After any PATH record: see "PATH records" above. */
+	now = memmon_now();
+	rec.duration_ns = now - call->start_ns;
 	memmon_emit_rec(sessions, current, MEMMON_REC_SYSCALL, &rec,
 			sizeof(rec), NULL, 0, now);
 	return 0;

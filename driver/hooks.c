@@ -3,28 +3,58 @@
  * memmon: attaching and detaching the instrumentation as a whole, and the
  * helpers the hook groups share (tracepoint lookup, path buffers).
  *
- * The hooks exist only while at least one session is enabled: session.c
- * calls memmon_hooks_attach() when the first one is enabled and
- * memmon_hooks_detach() after the last one is disabled, so a system with
- * memmon loaded but idle runs none of our code. Attach is all-or-nothing:
- * the groups attach in a fixed order and a failure detaches, in reverse,
- * the groups already attached.
+ * The hooks exist only while a session is enabled, and for hooks_linger_ms
+ * after the last one is disabled: session.c calls memmon_hooks_attach()
+ * when the first session is enabled and memmon_hooks_detach() after the
+ * last one is disabled (with the memmon_active key already off, so the
+ * handlers do nothing meanwhile); the probes themselves go a little later,
+ * unless a session is enabled again first. Attach is all-or-nothing: the
+ * groups attach in a fixed order and a failure detaches, in reverse, the
+ * groups already attached.
+ *
+ * Why linger: arming and disarming ~30 kprobes patches kernel text ~60
+ * times, each a grace period or more, a second or two under TCG; a tool
+ * that opens, enables and closes sessions in a loop would pay that every
+ * time. And the fewer code modifications, the better: the test kernel
+ * (Debian 6.1.192 under QEMU TCG) has been seen to jump to address 0 at
+ * the entry of a function whose kprobe was being armed or disarmed by
+ * someone else - with plain tracefs kretprobe events and no memmon loaded
+ * - about once in 8000 arm/disarm operations.
  */
 #include "memmon.h"
 #include "hooks.h"
 
+#include <linux/jiffies.h>
+#include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/string.h>
 #include <linux/tracepoint.h>
+#include <linux/workqueue.h>
+
+static unsigned int hooks_linger_ms = 2000;
+/* Long enough to cover a tool's disable-then-enable, short enough that an
+ * idle system is back to zero cost at once for a human.
+ */
+module_param(hooks_linger_ms, uint, 0644);
+MODULE_PARM_DESC(hooks_linger_ms,
+		 "Keep the hooks this long (ms) after the last session is disabled (0: detach at once)");
 
 /*
- * Serialises attach/detach against the readers of the groups' statistics
- * (procfs.c). session.c's own mutex already serialises attach against
- * detach; this one nests inside it.
+ * memmon_hooks_lock protects memmon_hooks_attached and memmon_hooks_wanted
+ * and serialises attaching and detaching (the groups' own state) against
+ * each other, the linger work and the statistics readers (procfs.c). It
+ * nests inside session.c's memmon_sessions_lock.
+ *
+ *   memmon_hooks_attached  the groups are attached
+ *   memmon_hooks_wanted    a session is enabled (attach..detach)
  */
 static DEFINE_MUTEX(memmon_hooks_lock);
 static bool memmon_hooks_attached;
+static bool memmon_hooks_wanted;
+
+static void memmon_hooks_linger_fn(struct work_struct *work);
+static DECLARE_DELAYED_WORK(memmon_hooks_linger, memmon_hooks_linger_fn);
 
 /*
  * Tracepoints by name: the __tracepoint_* symbols are not exported.
@@ -144,8 +174,24 @@ static const struct memmon_hook_group memmon_hook_groups[] = {
 	{ "rss",	memmon_rss_attach,	memmon_rss_detach },
 };
 
+/* Detach every group. memmon_hooks_lock held. */
+static void __memmon_hooks_detach(void)
+{
+	unsigned int i = ARRAY_SIZE(memmon_hook_groups);
+
+	lockdep_assert_held(&memmon_hooks_lock);
+	if (!memmon_hooks_attached)
+		return;
+	while (i--)
+		memmon_hook_groups[i].detach();
+	memmon_pathbuf_free();
+	memmon_hooks_attached = false;
+}
+
 /**
  * memmon_hooks_attach() - attach every hook (first session enabled).
+ *
+ * Still attached (lingering): only cancels the pending detach.
  *
  * Context: process context, may sleep; serialised by the caller.
  * Return: 0 or a negative errno, in which case nothing stays attached.
@@ -153,13 +199,20 @@ static const struct memmon_hook_group memmon_hook_groups[] = {
 int memmon_hooks_attach(void)
 {
 	unsigned int i;
-	int err;
+	int err = 0;
 
 	mutex_lock(&memmon_hooks_lock);
-	if (WARN_ON_ONCE(memmon_hooks_attached)) {
+	/*
+	 * Not _sync: the work takes memmon_hooks_lock. If it is running, it
+	 * waits for us and then finds memmon_hooks_wanted set.
+	 */
+	cancel_delayed_work(&memmon_hooks_linger);
+	if (WARN_ON_ONCE(memmon_hooks_wanted)) {
 		err = -EBUSY;
 		goto out_unlock;
 	}
+	if (memmon_hooks_attached)
+		goto out_wanted;
 	err = memmon_pathbuf_alloc();
 	if (err)
 		goto out_unlock;
@@ -172,43 +225,56 @@ int memmon_hooks_attach(void)
 		}
 	}
 	memmon_hooks_attached = true;
+out_wanted:
+	memmon_hooks_wanted = true;
+out_unlock:
 	mutex_unlock(&memmon_hooks_lock);
-	return 0;
+	return err;
 
 err_detach:
 	while (i--)
 		memmon_hook_groups[i].detach();
 	memmon_pathbuf_free();
-out_unlock:
 	mutex_unlock(&memmon_hooks_lock);
 	return err;
+}
+
+static void memmon_hooks_linger_fn(struct work_struct *work)
+{
+	mutex_lock(&memmon_hooks_lock);
+	if (!memmon_hooks_wanted)
+		__memmon_hooks_detach();
+	mutex_unlock(&memmon_hooks_lock);
 }
 
 /**
  * memmon_hooks_detach() - detach every hook (last session disabled).
  *
- * On return no handler of ours runs or will run; tasks still inside a
- * hooked function return through kernel text only.
+ * The probes go hooks_linger_ms later (at once if 0), unless
+ * memmon_hooks_attach() comes first. Until then they run but find the
+ * memmon_active key off. Once they are gone no handler of ours runs or
+ * will run; tasks still inside a hooked function return through kernel
+ * text only.
  *
  * Context: process context, may sleep; serialised by the caller.
  */
 void memmon_hooks_detach(void)
 {
-	unsigned int i = ARRAY_SIZE(memmon_hook_groups);
+	unsigned int ms = READ_ONCE(hooks_linger_ms);
 
 	mutex_lock(&memmon_hooks_lock);
-	if (memmon_hooks_attached) {
-		while (i--)
-			memmon_hook_groups[i].detach();
-		memmon_pathbuf_free();
-		memmon_hooks_attached = false;
-	}
+	memmon_hooks_wanted = false;
+	if (ms)
+		mod_delayed_work(system_wq, &memmon_hooks_linger,
+				 msecs_to_jiffies(ms));
+	else
+		__memmon_hooks_detach();
 	mutex_unlock(&memmon_hooks_lock);
 }
 
 /**
  * memmon_hooks_stats() - counters for /proc/memmon/stats.
- * @attached:     out: whether the hooks are attached now.
+ * @attached:     out: whether the hooks are attached now (lingering too).
  * @sys_missed:   out: syscalls lost for want of a kretprobe instance.
  * @fault_missed: out: faults lost the same way.
  *
@@ -238,12 +304,17 @@ int memmon_hooks_init(void)
 /**
  * memmon_hooks_exit() - module exit of the instrumentation side.
  *
- * Every session is gone by now, so the hooks are detached.
+ * Every session is gone by now (procfs.c's last), so only a lingering
+ * detach can be left: it is done here, synchronously.
  *
  * Context: module exit.
  */
 void memmon_hooks_exit(void)
 {
 	memmon_procfs_exit();
-	WARN_ON_ONCE(memmon_hooks_attached);
+	cancel_delayed_work_sync(&memmon_hooks_linger);
+	mutex_lock(&memmon_hooks_lock);
+	WARN_ON_ONCE(memmon_hooks_wanted);
+	__memmon_hooks_detach();
+	mutex_unlock(&memmon_hooks_lock);
 }
