@@ -4,7 +4,8 @@
  * /dev/memmon: the binary is linked with --wrap=ioctl,mmap,munmap, and
  * the wrappers answer memmon's ioctls on /dev/null (MEMMON_DEVICE) and map
  * fake rings laid out per the uapi (tests/unit/test_lib_fake.h). On
- * ENABLE the "kernel" writes a scripted story for the watched process;
+ * ENABLE (or at WATCH_ADD, when that comes after ENABLE) the "kernel" writes
+ * a scripted story for the watched process;
  * everything else (fork/exec of the command, watch, map, consume, merge,
  * decode, the live-process table, record's threads and file, Ctrl-C) is
  * the real code.
@@ -36,6 +37,8 @@ static struct fake F;
 static bool fake_ready;
 static __u32 watched[8];
 static unsigned int nr_watched;
+/* The story is written once enabled and watching, in either order. */
+static bool fake_enabled;
 
 static bool is_fake_fd(int fd)
 {
@@ -127,10 +130,15 @@ int __wrap_ioctl(int fd, unsigned long req, void *arg)
 
 		if (nr_watched < 8)
 			watched[nr_watched++] = w->pid;
+		/* The tools enable first, then watch (no event missed). */
+		if (fake_enabled && nr_watched == 1)
+			produce();
 		return 0;
 	}
 	case _IOC_NR(MEMMON_IOC_ENABLE):
-		produce();
+		fake_enabled = true;
+		if (nr_watched)
+			produce();
 		return 0;
 	case _IOC_NR(MEMMON_IOC_GET_STATS): {
 		struct memmon_stats *st = arg;

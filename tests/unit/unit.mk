@@ -88,9 +88,12 @@ awk -v rc=$$rc '/^1\.\.[0-9]+/ { sub(/^1\.\./, ""); plan += $$1 } \
 	      if (rc != 0 && nok == 0) nok = 1; print ok + 0, nok + 0 }'
 endef
 
-# One shell line per test: run it, count its cases, report it.
+# One shell line per test: run it, count its cases, report it. A test that
+# hangs is killed after UNIT_TIMEOUT seconds (a failure, exit 124), so a
+# deadlock fails the suite instead of stalling CI.
+UNIT_TIMEOUT ?= 600
 define unit_run_one
-	env CMOCKA_MESSAGE_OUTPUT=TAP $($(1)_ENV) $(UNIT_OUT)/$(1) \
+	env CMOCKA_MESSAGE_OUTPUT=TAP $($(1)_ENV) timeout -k 10 $(UNIT_TIMEOUT) $(UNIT_OUT)/$(1) \
 		>$(UNIT_OUT)/$(1).log 2>&1; rc=$$?; \
 	set -- $$($(unit_count) $(UNIT_OUT)/$(1).log); \
 	pass=$$((pass + $$1)); fail=$$((fail + $$2)); \
