@@ -184,12 +184,13 @@ static void test_watchers(void)
 /* In a new PID namespace, records show the namespace's numbers. */
 static void test_pid_ns(void)
 {
-	int host = mm_open(), pipefd[2], st;
+	int host = mm_open(), pipefd[2], pidpipe[2], st;
 	struct collect r;
 	pid_t child;
 	char go;
 
 	pipe(pipefd);
+	pipe(pidpipe);
 	child = fork();
 	if (!child) {
 		pid_t inner;
@@ -198,6 +199,8 @@ static void test_pid_ns(void)
 			_exit(10);
 		inner = fork();
 		if (inner) {
+			/* Our namespace is the host's: fork() gave the host pid. */
+			write(pidpipe[1], &inner, sizeof(inner));
 			waitpid(inner, &st, 0);
 			_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 11);
 		}
@@ -220,21 +223,23 @@ static void test_pid_ns(void)
 		mm_mark(fd, MEMMON_MARK_WATCHERS, "to host", 7);
 		_exit(0);
 	}
-	/* The host session watches the namespace's init: the grandchild... */
-	usleep(200000);
+	/* The host session watches the namespace's init: the grandchild. */
 	{
 		char path[64], line[256];
-		pid_t inner = 0;
+		pid_t inner = 0, listed = 0;
 		FILE *f;
 
+		if (read(pidpipe[0], &inner, sizeof(inner)) != sizeof(inner))
+			inner = 0;
 		snprintf(path, sizeof(path), "/proc/%d/task/%d/children", child, child);
 		f = fopen(path, "r");
 		if (f && fgets(line, sizeof(line), f))
-			inner = atoi(line);
+			listed = atoi(line);
 		if (f)
 			fclose(f);
-		/* The namespace's init is visible from here. */
-		VT_OK(inner > 0, "found the namespace's init: host pid %d", inner);
+		/* The namespace's init is visible from here, by its host pid. */
+		VT_OK(inner > 0 && listed == inner,
+		      "found the namespace's init: host pid %d (listed %d)", inner, listed);
 		VT_SUCCESS(mm_watch(host, MEMMON_IOC_WATCH_ADD, (uint32_t)inner, 0),
 			   "host session watches it");
 		ioctl(host, MEMMON_IOC_ENABLE);
