@@ -15,10 +15,12 @@ cd "$(dirname "$0")/../.." || exit 1
 
 DELAY_MS=10000
 n=0
+# The test VM always has these (modules of the stock kernel, built into
+# the debug one): not being able to set them up is a failure, not a skip.
 skip() {
 	n=$((n + 1))
-	echo "ok $n - unload while tasks sleep in hooked calls # SKIP $*"
-	exit 0
+	echo "not ok $n - unload while tasks sleep in hooked calls: cannot set up the slow device: $*"
+	exit 1
 }
 
 work=$(mktemp -d /tmp/memmon-unload.XXXXXX)
