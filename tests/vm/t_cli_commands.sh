@@ -92,6 +92,20 @@ t "record -z writes a smaller file that reads the same" sh -c "
 	'$M' record -z -o '$tmp/z.trace' -- '$M' mark rec 2>/dev/null &&
 	'$M' report '$tmp/z.trace' | grep -q 'exited 0'"
 
+# A tiny ring loses, and report says exactly what the kernel counted: the
+# command stops the recorder (its parent) while it faults 4096 pages into
+# 8 KiB per-CPU rings, then lets it go on. record prints the kernel's
+# per-CPU lost counts (GET_STATS); report must show the same, per CPU.
+t "record -m 8K with the recorder stopped exits 0" code 0 "$M" record -f -m 8K -o "$tmp/tiny.trace" -- \
+	sh -c "kill -STOP \$PPID; $PY -c 'import mmap
+m = mmap.mmap(-1, 16 << 20)
+for i in range(0, 16 << 20, 4096): m[i] = 1'; kill -CONT \$PPID"
+lost_rec=$(sed -n 's/^memmon record: LOST \([0-9]*\) events:\(.*\)$/\1\2/p' "$tmp/err")
+t "... and reports a loss, per CPU ($lost_rec)" test -n "$lost_rec"
+t "report of that file reads" code 0 "$M" report "$tmp/tiny.trace"
+lost_rep=$(sed -n 's/^lost events: \([0-9]*\)\(.*\)$/\1\2/p' "$tmp/out")
+t "... and shows exactly the same loss ($lost_rep)" test "$lost_rep" = "$lost_rec"
+
 # Ctrl-C during record leaves a complete file
 sleep 30 &
 victim=$!
