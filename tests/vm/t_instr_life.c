@@ -412,10 +412,11 @@ static void test_exit_while_reading(void)
 	struct in_sess s;
 	pthread_t t;
 	pid_t pid[8];
-	int i, st, exits = 0, ok = 0;
+	int i, st, exits = 0, ok = 0, watched = 0, go[2];
 	size_t k;
+	char c;
 
-	if (in_open(&s, 4 << 20) || in_enable(&s))
+	if (pipe(go) || in_open(&s, 4 << 20) || in_enable(&s))
 		exit(1);
 	reading = 1;
 	if (pthread_create(&t, NULL, reader, &s))
@@ -423,7 +424,10 @@ static void test_exit_while_reading(void)
 	for (i = 0; i < 8; i++) {
 		pid[i] = fork();
 		if (!pid[i]) {
-			usleep(50 * 1000);
+			/* Until every child is watched: EOF when the parent closes. */
+			close(go[1]);
+			if (read(go[0], &c, 1) != 0)
+				_exit(99);
 			for (int j = 0; j < 50; j++) {
 				volatile char *m = mmap(NULL, P, PROT_READ | PROT_WRITE,
 							MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -432,8 +436,11 @@ static void test_exit_while_reading(void)
 			}
 			_exit(i);
 		}
-		in_watch(&s, pid[i], MEMMON_WATCH_FOLLOW_CHILDREN);
+		watched += !in_watch(&s, pid[i], MEMMON_WATCH_FOLLOW_CHILDREN);
 	}
+	close(go[1]);
+	close(go[0]);
+	VT_OK(watched == 8, "exit while reading: 8 processes watched (%d)", watched);
 	for (i = 0; i < 8; i++)
 		ok += waitpid(pid[i], &st, 0) == pid[i] && WIFEXITED(st) &&
 		      WEXITSTATUS(st) == i;

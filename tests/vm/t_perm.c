@@ -87,7 +87,8 @@ static void test_ptrace_rule(void)
 {
 	struct watch_req w = { .fd = mm_open() };
 	pid_t peer;
-	int st;
+	int st, ready[2];
+	char c;
 
 	w.pid = 1;
 	/* nobody may not watch init (root): EACCES. */
@@ -98,15 +99,22 @@ static void test_ptrace_rule(void)
 	w.pid = 0;
 	/* It may watch itself. */
 	VT_OK(in_child(watch_as_nobody, &w) == 0, "WATCH_ADD of itself as nobody");
+	if (pipe(ready))
+		exit(1);
 	peer = fork();
 	if (!peer) {
 		/* A uid change made it non-dumpable: undo that, like a normal nobody process. */
 		if (become_nobody() || prctl(PR_SET_DUMPABLE, 1))
 			_exit(1);
+		if (write(ready[1], "r", 1) != 1)
+			_exit(1);
 		pause();
 		_exit(0);
 	}
-	usleep(100000);
+	/* Wait until it is a nobody process (EOF: it failed and exited). */
+	close(ready[1]);
+	VT_OK(read(ready[0], &c, 1) == 1, "a nobody peer process is ready");
+	close(ready[0]);
 	w.pid = peer;
 	/* And another nobody process (same uid, dumpable). */
 	VT_OK(in_child(watch_as_nobody, &w) == 0, "WATCH_ADD of another nobody process as nobody");
