@@ -87,7 +87,7 @@ struct memmon_info {
 
 /* ------------------------------------------------------------------------
  * Session setup: MEMMON_IOC_CONFIGURE (only before the rings exist: before
- * the first mmap, read() or MEMMON_IOC_ENABLE; -EBUSY after)
+ * the first mmap, read(), MEMMON_IOC_MARK or MEMMON_IOC_ENABLE; -EBUSY after)
  */
 
 /* enum memmon_full_policy: what a producer does when a ring is full. */
@@ -226,6 +226,11 @@ struct memmon_stats {
 
 /* ------------------------------------------------------------------------
  * User markers: MEMMON_IOC_MARK
+ *
+ * Without flags the marker goes into this session's ring on the caller's
+ * CPU, whether or not the session is enabled (the rings are created if
+ * needed). With MEMMON_MARK_WATCHERS it goes into every enabled session
+ * that watches the caller and has MEMMON_EV_MARK.
  */
 
 #define MEMMON_MARK_WATCHERS	(1U << 0)	/* into every session that
@@ -248,6 +253,13 @@ struct memmon_mark {
 /* ------------------------------------------------------------------------
  * ioctls. Errors common to all: -ENOTTY unknown command, -EFAULT bad
  * pointer, -EINVAL bad flags/reserved/values, -E2BIG struct tail not zero.
+ *
+ * Others: open() -EPERM without CAP_PERFMON/CAP_SYS_ADMIN (module parameter
+ * require_cap=1, the default), -EMFILE when max_sessions are open.
+ * WATCH_ADD -ESRCH no such process (or a thread id), -EACCES the caller may
+ * not ptrace-read it, -EEXIST already watched, -ENOSPC max_watch reached.
+ * WATCH_DEL -ESRCH no such process, -ENOENT not watched; flags ignored.
+ * CONFIGURE -EBUSY rings exist, -EOPNOTSUPP MEMMON_FULL_OVERWRITE.
  */
 
 #define MEMMON_IOC_MAGIC	0xBA
@@ -365,13 +377,16 @@ struct memmon_ring_page {
  *   __atomic_store_n(consumer_pos, cons, __ATOMIC_RELEASE);               [D]
  *
  * poll()/epoll: EPOLLIN when a ring of the session holds at least
- * wakeup_bytes, or has lost_pending != 0. The kernel wakes sleepers each
+ * wakeup_bytes, or is not empty and has lost_pending != 0 (an empty ring
+ * has nothing to read until the next event brings the LOST record; saying
+ * readable then would make pollers spin). The kernel wakes sleepers each
  * time a ring's producer passes another wakeup_bytes (deferred through
  * irq_work, so producers never take a lock), and on the first loss.
  *
  * read(): copies whole records (never a partial one) from the rings into
  * the buffer, advancing the same consumer_pos words. -EINVAL if the buffer
- * cannot hold the next record; blocks unless O_NONBLOCK (-EAGAIN). Use
+ * cannot hold the next record; blocks unless O_NONBLOCK (-EAGAIN) until
+ * poll() would report EPOLLIN. Use
  * either read() or the mapping as the consumer, not both at once.
  */
 
