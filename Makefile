@@ -80,4 +80,4 @@ dkms-uninstall:
 
 clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
-	rm -rf $(B)/lib $(B)/bin $(B)/unit $(B)/vmtests $(B)/vm
+	rm -rf $(B)/lib $(B)/bin $(B)/unit $(B)/libunit $(B)/vmtests $(B)/vm
