@@ -78,6 +78,10 @@ dkms-uninstall:
 	-dkms remove -m memmon -v $(VERSION) --all
 	rm -rf $(DKMS_SRC)
 
+# Not "make -C KDIR M=. clean": Kbuild's clean walks the whole tree,
+# build/ included, and would delete the test kernel's modules there.
 clean:
-	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
+	rm -f memmon.ko memmon.o memmon.mod memmon.mod.c memmon.mod.o \
+		Module.symvers modules.order .memmon*.cmd .Module.symvers.cmd \
+		.modules.order.cmd driver/*.o driver/.*.cmd
 	rm -rf $(B)/lib $(B)/bin $(B)/unit $(B)/libunit $(B)/vmtests $(B)/vm
