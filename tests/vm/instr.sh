@@ -1,8 +1,9 @@
 # Shell helpers of the instrumentation tests (sourced by t_instr_*.sh).
 #
 # The VM runs the test kernel with the host's root, whose /lib/modules has
-# nothing for it: modules come from $MEMMON_KMOD_ROOT or from the test
-# kernel's tree that scripts/deps unpacks, build/kernel/$KVER/root.
+# nothing for it: modules come from $MEMMON_KMOD_ROOT, from the test
+# kernel's tree that scripts/deps unpacks, build/kernel/$KVER/root, or, for
+# the debug kernel, from scripts/debug-kernel's cache.
 
 kver=$(uname -r)
 
@@ -12,7 +13,10 @@ kmod() {
 	for m; do
 		grep -q "^${m//-/_} " /proc/modules && continue
 		modprobe -q "$m" 2>/dev/null && continue
-		for root in ${MEMMON_KMOD_ROOT:-} "build/kernel/$kver/root"; do
+		# The debug kernel's tree (scripts/debug-kernel's cache, seen
+		# through the host's root): its modules.builtin says what is in.
+		for root in ${MEMMON_KMOD_ROOT:-} "build/kernel/$kver/root" \
+			/var/cache/memmon/debug-kernel/*/root; do
 			[ -d "$root/lib/modules/$kver" ] || continue
 			modprobe -q -d "$root" "$m" 2>/dev/null && continue 2
 		done

@@ -71,7 +71,15 @@ echo "# $rec_total records over $N cycles"
 echo "# SUnreclaim ${s0} -> ${s1} kB, Percpu ${p0} -> ${p1} kB, VmallocUsed ${v0} -> ${v1} kB"
 t "the watched workload was recorded" test "$rec_total" -gt $N
 t "the workloads are still running" kill -0 "${pids[@]}"
-t "unreclaimable slab grew by < 512 kB over $N cycles" test $((s1 - s0)) -lt 512
-t "per-CPU memory grew by < 64 kB over $N cycles" test $((p1 - p0)) -lt 64
-t "vmalloc use grew by < 256 kB over $N cycles" test $((v1 - v0)) -lt 256
+if [ -e /sys/kernel/debug/kmemleak ]; then
+	# The debug kernel: KASAN's quarantine keeps freed objects for a while
+	# and kmemleak adds its own metadata, so these counters grow with no
+	# leak. The runner's kmemleak scan after the suite checks the objects
+	# themselves and fails on any that memmon left behind.
+	echo "# debug kernel: memory counters not bounded (KASAN quarantine); kmemleak checks"
+else
+	t "unreclaimable slab grew by < 512 kB over $N cycles" test $((s1 - s0)) -lt 512
+	t "per-CPU memory grew by < 64 kB over $N cycles" test $((p1 - p0)) -lt 64
+	t "vmalloc use grew by < 256 kB over $N cycles" test $((v1 - v0)) -lt 256
+fi
 exit $failed
