@@ -225,21 +225,16 @@ static void test_pid_ns(void)
 	}
 	/* The host session watches the namespace's init: the grandchild. */
 	{
-		char path[64], line[256];
-		pid_t inner = 0, listed = 0;
-		FILE *f;
+		pid_t inner = 0;
 
+		/* (Not /proc/PID/task/TID/children: CONFIG_PROC_CHILDREN is
+		 * Debian's, not the debug kernel's.)
+		 */
 		if (read(pidpipe[0], &inner, sizeof(inner)) != sizeof(inner))
 			inner = 0;
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/children", child, child);
-		f = fopen(path, "r");
-		if (f && fgets(line, sizeof(line), f))
-			listed = atoi(line);
-		if (f)
-			fclose(f);
 		/* The namespace's init is visible from here, by its host pid. */
-		VT_OK(inner > 0 && listed == inner,
-		      "found the namespace's init: host pid %d (listed %d)", inner, listed);
+		VT_OK(inner > 0 && !kill(inner, 0),
+		      "found the namespace's init: host pid %d", inner);
 		VT_SUCCESS(mm_watch(host, MEMMON_IOC_WATCH_ADD, (uint32_t)inner, 0),
 			   "host session watches it");
 		ioctl(host, MEMMON_IOC_ENABLE);
