@@ -21,7 +21,6 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <jansson.h>
-#include <zlib.h>
 #include <zstd.h>
 #include "internal.h"
 #include "trace_format.h"
@@ -55,11 +54,6 @@ struct memmon_trace_reader {
 	struct mm_heap heap;
 	char errmsg[512];
 };
-
-static __u32 crc(const void *p, size_t len)
-{
-	return (__u32)crc32(crc32(0L, Z_NULL, 0), p, (uInt)len);
-}
 
 static int __attribute__((format(printf, 3, 4)))
 fail(struct memmon_trace_reader *r, int err, const char *fmt, ...)
@@ -135,7 +129,7 @@ static int read_block(struct memmon_trace_reader *r, __u64 off,
 		return err;
 	want = b->header_crc;
 	memset(raw + offsetof(struct mtf_block, header_crc), 0, 4);
-	if (crc(raw, b->header_size) != want)
+	if (mtf_crc32(raw, b->header_size) != want)
 		return fail(r, -EBADMSG, "block at offset %llu: header checksum "
 			    "mismatch", (unsigned long long)off);
 	if (b->payload_size > size - off - b->header_size) {
@@ -213,7 +207,7 @@ static int read_meta(struct memmon_trace_reader *r, const struct mtf_block *b,
 	err = read_at(r, buf, b->payload_size, off + b->header_size);
 	if (err)
 		goto out;
-	if (crc(buf, b->payload_size) != b->payload_crc) {
+	if (mtf_crc32(buf, b->payload_size) != b->payload_crc) {
 		err = fail(r, -EBADMSG, "metadata at offset %llu: checksum "
 			   "mismatch", (unsigned long long)off);
 		goto out;
@@ -251,7 +245,7 @@ static int load_index(struct memmon_trace_reader *r, bool *have)
 		return err;
 	/* No trailer: the writer did not finish. Scan instead. */
 	if (memcmp(t.magic, MTF_TRAILER_MAGIC, sizeof(t.magic)) ||
-	    crc(&t, offsetof(struct mtf_trailer, crc)) != t.crc ||
+	    mtf_crc32(&t, offsetof(struct mtf_trailer, crc)) != t.crc ||
 	    t.file_size != size)
 		return 0;
 	ioff = t.index_offset;
@@ -276,7 +270,7 @@ static int load_index(struct memmon_trace_reader *r, bool *have)
 	err = read_at(r, payload, plen, ioff + b.header_size);
 	if (err)
 		goto out;
-	if (crc(payload, plen) != b.payload_crc) {
+	if (mtf_crc32(payload, plen) != b.payload_crc) {
 		err = fail(r, -EBADMSG, "index at offset %llu: checksum mismatch",
 			   (unsigned long long)ioff);
 		goto out;
@@ -399,7 +393,7 @@ static int read_header(struct memmon_trace_reader *r)
 		return err;
 	want = h.header_crc;
 	memset(raw + offsetof(struct mtf_file_header, header_crc), 0, 4);
-	if (crc(raw, h.header_size) != want)
+	if (mtf_crc32(raw, h.header_size) != want)
 		return fail(r, -EBADMSG, "file header at offset 0: checksum "
 			    "mismatch");
 	if (!h.nr_cpus || h.nr_cpus > 65536)
@@ -526,7 +520,7 @@ static int src_load(struct memmon_trace_reader *r, struct src *s, unsigned int c
 	}
 	madvise(s->map, s->map_len, MADV_SEQUENTIAL);
 	payload = (const __u8 *)s->map + (off - start) + b.header_size;
-	if (crc(payload, b.payload_size) != b.payload_crc) {
+	if (mtf_crc32(payload, b.payload_size) != b.payload_crc) {
 		src_unload(r, s);
 		return fail(r, -EBADMSG, "chunk at offset %llu (cpu %u): checksum "
 			    "mismatch", (unsigned long long)off, cpu);

@@ -11,7 +11,6 @@
 #include <unistd.h>
 #include <sys/uio.h>
 #include <jansson.h>
-#include <zlib.h>
 #include <zstd.h>
 #include "internal.h"
 #include "trace_format.h"
@@ -28,11 +27,6 @@ struct memmon_trace_writer {
 	void *zbuf;
 	size_t zcap;
 };
-
-static __u32 crc(const void *p, size_t len)
-{
-	return (__u32)crc32(crc32(0L, Z_NULL, 0), p, (uInt)len);
-}
 
 static int write_all(struct memmon_trace_writer *w, const struct iovec *iov,
 		     int cnt)
@@ -101,9 +95,9 @@ static int write_block(struct memmon_trace_writer *w, struct mtf_block *b,
 	b->magic = MTF_BLOCK_MAGIC;
 	b->header_size = sizeof(*b);
 	b->payload_size = len;
-	b->payload_crc = crc(payload, len);
+	b->payload_crc = mtf_crc32(payload, len);
 	b->header_crc = 0;
-	b->header_crc = crc(b, sizeof(*b));
+	b->header_crc = mtf_crc32(b, sizeof(*b));
 	iov[0].iov_base = b;
 	iov[0].iov_len = sizeof(*b);
 	iov[1].iov_base = (void *)payload;
@@ -163,7 +157,7 @@ memmon_trace_writer__open(const char *path,
 	h.realtime_offset_ns = OPTS_GET(opts, realtime_offset_ns, 0);
 	clock_gettime(CLOCK_REALTIME, &ts);
 	h.created_ns = (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
-	h.header_crc = crc(&h, sizeof(h));
+	h.header_crc = mtf_crc32(&h, sizeof(h));
 	iov.iov_base = &h;
 	iov.iov_len = sizeof(h);
 	err = write_all(w, &iov, 1);
@@ -314,17 +308,15 @@ static int write_end(struct memmon_trace_writer *w)
 	b.magic = MTF_BLOCK_MAGIC;
 	b.header_size = sizeof(b);
 	b.payload_size = sizeof(ih) + w->nr_idx * sizeof(*w->idx);
-	b.payload_crc = (__u32)crc32(crc32(crc32(0L, Z_NULL, 0), (void *)&ih,
-					   sizeof(ih)),
-				     (void *)w->idx,
-				     (uInt)(w->nr_idx * sizeof(*w->idx)));
-	b.header_crc = crc(&b, sizeof(b));
+	b.payload_crc = mtf_crc32_update(mtf_crc32(&ih, sizeof(ih)), w->idx,
+					 w->nr_idx * sizeof(*w->idx));
+	b.header_crc = mtf_crc32(&b, sizeof(b));
 
 	memset(&t, 0, sizeof(t));
 	memcpy(t.magic, MTF_TRAILER_MAGIC, sizeof(t.magic));
 	t.index_offset = idx_off;
 	t.file_size = idx_off + sizeof(b) + b.payload_size + sizeof(t);
-	t.crc = crc(&t, offsetof(struct mtf_trailer, crc));
+	t.crc = mtf_crc32(&t, offsetof(struct mtf_trailer, crc));
 
 	iov[0].iov_base = &b;
 	iov[0].iov_len = sizeof(b);

@@ -96,7 +96,7 @@ static int build(const char *src, const char *bin)
 		 "libmemmon/session.c libmemmon/ring.c libmemmon/merge.c "
 		 "libmemmon/decode.c libmemmon/paths.c libmemmon/json.c "
 		 "libmemmon/trace_read.c libmemmon/trace_write.c "
-		 "-ljansson -lzstd -lz", REPO_ROOT, cc(), bin, src);
+		 "-ljansson -lzstd -lisal", REPO_ROOT, cc(), bin, src);
 	return system(cmd);
 }
 

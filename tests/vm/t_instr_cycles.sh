@@ -9,7 +9,13 @@
 #
 # Under QEMU's multi-threaded TCG this crashes the kernel whatever the
 # module (tests/vm/repro/kretprobe-tcg.sh); tests/vm/run uses one host
-# thread for the vCPUs for that reason. 5-7 s per cycle under TCG.
+# thread for the vCPUs for that reason.
+#
+# The workloads run at nice 19: at nice 0 three CPU-bound loops on two vCPUs
+# (one host thread) starve insmod/attach/rmmod, and a cycle takes ~9.5 s
+# instead of ~5 s. They still run all along: the cycle is one task, so one
+# vCPU runs them the whole time and both do whenever the cycle sleeps or
+# waits, and the hooks fire from them throughout attach and detach.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 n=0
@@ -34,7 +40,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-churn() { (exec -a w_churn build/vmtests/w_watch --churn) & pids+=($!); }
+churn() { (exec nice -n 19 build/vmtests/w_watch --churn) & pids+=($!); }
 churn
 churn
 churn
