@@ -7,17 +7,7 @@ set -u
 M=$PWD/build/bin/memmon
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-n=0
-t() { # t DESCRIPTION CMD... : one TAP line for the exit status of CMD
-	local what=$1
-	shift
-	n=$((n + 1))
-	if "$@"; then
-		echo "ok $n - $what"
-	else
-		echo "not ok $n - $what"
-	fi
-}
+. "$(dirname "$0")/tap.sh"
 has() { grep -q -- "$2" "$1"; }
 hasnt() { ! grep -q -- "$2" "$1"; }
 code() { # code WANT CMD...: CMD exits with WANT
@@ -131,4 +121,4 @@ t "mark with nobody watching succeeds" code 0 "$M" mark nobody
 # permissions: an unprivileged user is told which capability
 t "unprivileged info fails" code 1 setpriv --reuid=65534 --regid=65534 --clear-groups "$M" info
 t "... naming CAP_PERFMON" has "$tmp/err" 'CAP_PERFMON'
-exit 0
+exit $failed

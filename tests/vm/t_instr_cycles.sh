@@ -18,19 +18,7 @@
 # waits, and the hooks fire from them throughout attach and detach.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
-n=0
-failed=0
-t() { # t DESCRIPTION CMD...
-	local what=$1
-	shift
-	n=$((n + 1))
-	if "$@"; then
-		echo "ok $n - $what"
-	else
-		echo "not ok $n - $what"
-		failed=1
-	fi
-}
+. "$(dirname "$0")/tap.sh"
 
 pids=()
 cleanup() {

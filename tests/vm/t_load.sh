@@ -3,19 +3,7 @@
 # Module lifecycle: load, the device node, modinfo, unload; 100 load/unload
 # cycles with no leak in slab, per-CPU or vmalloc memory beyond noise.
 set -u
-n=0
-failed=0
-t() { # t DESCRIPTION CMD... : one TAP line for the exit status of CMD
-	local what=$1
-	shift
-	n=$((n + 1))
-	if "$@"; then
-		echo "ok $n - $what"
-	else
-		echo "not ok $n - $what"
-		failed=1
-	fi
-}
+. "$(dirname "$0")/tap.sh"
 loaded() { grep -q '^memmon ' /proc/modules; }
 not_loaded() { ! loaded; }
 
