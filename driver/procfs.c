@@ -412,9 +412,7 @@ static void memmon_proc_fill(struct memmon_proc_reader *rd,
 			     struct memmon_rings *rings)
 {
 	const struct memmon_rec_header *h;
-	struct memmon_ring *r;
-	enum memmon_peek st;
-	u64 prod, cons, start;
+	struct memmon_ring_cursor c;
 	unsigned int cpu;
 	size_t line;
 	u32 size;
@@ -422,32 +420,17 @@ static void memmon_proc_fill(struct memmon_proc_reader *rd,
 	rd->len = 0;
 	rd->off = 0;
 	for_each_possible_cpu(cpu) {
-		r = &per_cpu_ptr(rings->cpu, cpu)->ring;
-		/* [C], pairs with [B] in __memmon_ring_put(). */
-		prod = smp_load_acquire(&r->page->producer_pos);
-		/* Nobody maps this session, but the word is user-mappable memory:
-		 * read once, validated by memmon_ring_peek().
-		 */
-		cons = READ_ONCE(*r->consumer_pos);
-		start = cons;
-		for (;;) {
-			st = memmon_ring_peek(r, cons, prod, &h, &size);
-			if (st != MEMMON_PEEK_RECORD)
-				break;
+		memmon_ring_cursor_begin(&c, &per_cpu_ptr(rings->cpu, cpu)->ring);
+		while (memmon_ring_cursor_next(&c, &h, &size)) {
 			line = memmon_proc_line(h, size, rd->buf + rd->len,
 						sizeof(rd->buf) - rd->len);
 			if (!line)
 				break;
 			rd->len += line;
-			cons += size;
+			memmon_ring_cursor_advance(&c, size);
 		}
-		if (st == MEMMON_PEEK_BAD)
-			cons = prod;
-		if (cons != start) {
-			/* [D], pairs with [A] in memmon_ring_reserve(). */
-			smp_store_release(r->consumer_pos, cons);
-		}
-		if (st == MEMMON_PEEK_RECORD)
+		memmon_ring_cursor_end(&c);
+		if (c.st == MEMMON_PEEK_RECORD)
 			break;	/* the buffer is full */
 	}
 }

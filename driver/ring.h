@@ -435,4 +435,76 @@ static inline enum memmon_peek memmon_ring_peek(const struct memmon_ring *r,
 	return MEMMON_PEEK_RECORD;
 }
 
+/*
+ * An in-kernel consumer of one ring (read() and /proc/memmon/events): the
+ * cursor holds the positions and the barriers, the caller decides what to
+ * do with each record.
+ *
+ *	memmon_ring_cursor_begin(&c, r);
+ *	while (memmon_ring_cursor_next(&c, &rec, &size)) {
+ *		if (!use(rec, size))		// e.g. out of room: stop here
+ *			break;
+ *		memmon_ring_cursor_advance(&c, size);
+ *	}
+ *	... [c.start, c.cons) is what was used, contiguous in the double
+ *	    mapping; finish with it (copy it out) before ...
+ *	memmon_ring_cursor_end(&c);		// publishes c.cons with [D]
+ *
+ * Context: the caller serialises the consumers of one ring (the session's
+ * read_lock); any context otherwise.
+ */
+struct memmon_ring_cursor {
+	struct memmon_ring *r;
+	u64 prod;		/* producer_pos, read with [C] at begin */
+	u64 start;		/* consumer_pos at begin */
+	u64 cons;		/* past the last record advanced over */
+	enum memmon_peek st;	/* what the last _next() found */
+};
+
+static inline void memmon_ring_cursor_begin(struct memmon_ring_cursor *c,
+					    struct memmon_ring *r)
+{
+	c->r = r;
+	/* [C], pairs with [B] in __memmon_ring_put(). */
+	c->prod = smp_load_acquire(&r->page->producer_pos);
+	/*
+	 * consumer_pos is user-mappable (and writable through mmap): read it
+	 * once here; memmon_ring_peek() validates every use of it.
+	 */
+	c->cons = READ_ONCE(*r->consumer_pos);
+	c->start = c->cons;
+	c->st = MEMMON_PEEK_EMPTY;
+}
+
+/* The next record, not yet consumed: true and *rec, *size, or false. */
+static inline bool memmon_ring_cursor_next(struct memmon_ring_cursor *c,
+					   const struct memmon_rec_header **rec,
+					   u32 *size)
+{
+	c->st = memmon_ring_peek(c->r, c->cons, c->prod, rec, size);
+	return c->st == MEMMON_PEEK_RECORD;
+}
+
+/* Consume the record _next() returned: @size is its *size, read once. */
+static inline void memmon_ring_cursor_advance(struct memmon_ring_cursor *c,
+					      u32 size)
+{
+	c->cons += size;
+}
+
+/*
+ * Publish the new consumer position. A hostile or corrupt position or
+ * record (MEMMON_PEEK_BAD) skips to what the producer published: nothing
+ * past the last good record is trusted.
+ */
+static inline void memmon_ring_cursor_end(struct memmon_ring_cursor *c)
+{
+	if (c->st == MEMMON_PEEK_BAD)
+		c->cons = c->prod;
+	if (c->cons != c->start) {
+		/* [D], pairs with [A] in memmon_ring_reserve(). */
+		smp_store_release(c->r->consumer_pos, c->cons);
+	}
+}
+
 #endif /* _MEMMON_RING_H */

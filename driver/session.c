@@ -852,40 +852,27 @@ static ssize_t memmon_read_ring(struct memmon_ring *r, char __user *buf,
 				size_t room, bool *blocked)
 {
 	const struct memmon_rec_header *rec;
-	enum memmon_peek st;
-	u64 prod, cons, start;
+	struct memmon_ring_cursor c;
 	size_t len = 0;
 	u32 size;
 
-	/* [C], pairs with [B] in __memmon_ring_put(). */
-	prod = smp_load_acquire(&r->page->producer_pos);
-	/* User-writable: read once, validated by memmon_ring_peek(). */
-	cons = READ_ONCE(*r->consumer_pos);
-	start = cons;
-	for (;;) {
-		st = memmon_ring_peek(r, cons, prod, &rec, &size);
-		if (st != MEMMON_PEEK_RECORD)
-			break;
+	memmon_ring_cursor_begin(&c, r);
+	while (memmon_ring_cursor_next(&c, &rec, &size)) {
 		if (size > room - len) {
 			*blocked = true;
 			break;
 		}
 		len += size;
-		cons += size;
+		memmon_ring_cursor_advance(&c, size);
 	}
 	/*
 	 * [start, cons) is at most ring_size bytes from a position inside the
 	 * first copy of the data, so it is contiguous in the double mapping.
+	 * A fault leaves the ring as it was: nothing is consumed.
 	 */
-	if (len && copy_to_user(buf, r->data + (start & (r->size - 1)), len))
+	if (len && copy_to_user(buf, r->data + (c.start & (r->size - 1)), len))
 		return -EFAULT;
-	/* A hostile or corrupt position: skip to what the producer published. */
-	if (st == MEMMON_PEEK_BAD)
-		cons = prod;
-	if (cons != start) {
-		/* [D], pairs with [A] in memmon_ring_reserve(): done with [start, cons). */
-		smp_store_release(r->consumer_pos, cons);
-	}
+	memmon_ring_cursor_end(&c);
 	return len;
 }
 
