@@ -30,6 +30,7 @@
 #include "hooks.h"
 #include "session.h"
 #include "watch.h"
+#include "memmon_names.h"
 
 #include <linux/ctype.h>
 #include <linux/err.h>
@@ -189,23 +190,6 @@ struct memmon_proc_reader {
 	char buf[MEMMON_PROC_BUF];
 };
 
-static const char *const memmon_sys_names[MEMMON_SYS__COUNT] = {
-	[MEMMON_SYS_MMAP]	= "mmap",
-	[MEMMON_SYS_MUNMAP]	= "munmap",
-	[MEMMON_SYS_MREMAP]	= "mremap",
-	[MEMMON_SYS_BRK]	= "brk",
-	[MEMMON_SYS_MLOCK]	= "mlock",
-	[MEMMON_SYS_MLOCK2]	= "mlock2",
-	[MEMMON_SYS_MUNLOCK]	= "munlock",
-	[MEMMON_SYS_MLOCKALL]	= "mlockall",
-	[MEMMON_SYS_MUNLOCKALL]	= "munlockall",
-	[MEMMON_SYS_FSYNC]	= "fsync",
-	[MEMMON_SYS_MADVISE]	= "madvise",
-	[MEMMON_SYS_MPROTECT]	= "mprotect",
-	[MEMMON_SYS_MMAP2]	= "mmap2",
-	[MEMMON_SYS_OLD_MMAP]	= "old_mmap",
-};
-
 /* Argument names per syscall; NULL ends the list. */
 static const char *const memmon_sys_args[MEMMON_SYS__COUNT][7] = {
 	[MEMMON_SYS_MMAP]	= { "addr", "len", "prot", "flags", "fd", "off" },
@@ -222,24 +206,6 @@ static const char *const memmon_sys_args[MEMMON_SYS__COUNT][7] = {
 	[MEMMON_SYS_MPROTECT]	= { "addr", "len", "prot" },
 	[MEMMON_SYS_MMAP2]	= { "addr", "len", "prot", "flags", "fd", "pgoff" },
 	[MEMMON_SYS_OLD_MMAP]	= { "addr", "len", "prot", "flags", "fd", "off" },
-};
-
-static const char *const memmon_class_names[] = {
-	[MEMMON_FCLASS_NONE]	= "none",
-	[MEMMON_FCLASS_ANON]	= "anon",
-	[MEMMON_FCLASS_SWAP]	= "swap",
-	[MEMMON_FCLASS_FILE]	= "file",
-	[MEMMON_FCLASS_SHMEM]	= "shmem",
-	[MEMMON_FCLASS_OTHER]	= "other",
-};
-
-static const char *const memmon_result_names[] = {
-	[MEMMON_FRES_HANDLED]	= "handled",
-	[MEMMON_FRES_RETRY]	= "retry",
-	[MEMMON_FRES_SIGSEGV]	= "sigsegv",
-	[MEMMON_FRES_SIGBUS]	= "sigbus",
-	[MEMMON_FRES_OOM]	= "oom",
-	[MEMMON_FRES_OTHER]	= "other",
 };
 
 static const char *memmon_name(const char *const *tab, size_t n, u32 i)
@@ -316,12 +282,12 @@ static size_t memmon_proc_line(const struct memmon_rec_header *h, u32 size,
 		    f->addr, f->ip,
 		    f->access & MEMMON_FAULT_EXEC ? "exec" :
 		    f->access & MEMMON_FAULT_WRITE ? "write" : "read",
-		    memmon_name(memmon_class_names, ARRAY_SIZE(memmon_class_names),
+		    memmon_name(memmon_fclass_names, ARRAY_SIZE(memmon_fclass_names),
 				f->fclass),
 		    f->flags & MEMMON_FAULTF_MAJOR ? "major" : "minor",
 		    f->flags & MEMMON_FAULTF_KERNEL ? " kernel" : "",
-		    memmon_name(memmon_result_names,
-				ARRAY_SIZE(memmon_result_names), f->result),
+		    memmon_name(memmon_fresult_names,
+				ARRAY_SIZE(memmon_fresult_names), f->result),
 		    f->duration_ns / NSEC_PER_USEC);
 		if (f->flags & MEMMON_FAULTF_PFN)
 			OUT(" pfn=%#llx%s", f->pfn,

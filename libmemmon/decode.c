@@ -15,6 +15,7 @@
 #include <time.h>
 #include <signal.h>
 #include "internal.h"
+#include "memmon_names.h"
 #include <sys/wait.h>
 
 /* ------------------------------------------------------------------ */
@@ -97,35 +98,6 @@ const struct memmon_rec_path *memmon_rec__path(const struct memmon_rec_header *r
 /* ------------------------------------------------------------------ */
 /* Name tables */
 
-static const char *const rec_type_names[] = {
-	[MEMMON_REC_LOST] = "lost",
-	[MEMMON_REC_MARK] = "mark",
-	[MEMMON_REC_SYSCALL] = "syscall",
-	[MEMMON_REC_FAULT] = "fault",
-	[MEMMON_REC_RSS] = "rss",
-	[MEMMON_REC_FORK] = "fork",
-	[MEMMON_REC_EXEC] = "exec",
-	[MEMMON_REC_EXIT] = "exit",
-	[MEMMON_REC_PATH] = "path",
-};
-
-static const char *const sys_names[] = {
-	[MEMMON_SYS_MMAP] = "mmap",
-	[MEMMON_SYS_MUNMAP] = "munmap",
-	[MEMMON_SYS_MREMAP] = "mremap",
-	[MEMMON_SYS_BRK] = "brk",
-	[MEMMON_SYS_MLOCK] = "mlock",
-	[MEMMON_SYS_MLOCK2] = "mlock2",
-	[MEMMON_SYS_MUNLOCK] = "munlock",
-	[MEMMON_SYS_MLOCKALL] = "mlockall",
-	[MEMMON_SYS_MUNLOCKALL] = "munlockall",
-	[MEMMON_SYS_FSYNC] = "fsync",
-	[MEMMON_SYS_MADVISE] = "madvise",
-	[MEMMON_SYS_MPROTECT] = "mprotect",
-	[MEMMON_SYS_MMAP2] = "mmap2",
-	[MEMMON_SYS_OLD_MMAP] = "old_mmap",
-};
-
 static const char *const event_names[] = {
 	[MEMMON_EV_SYSCALL] = "syscalls",
 	[MEMMON_EV_FAULT] = "faults",
@@ -134,34 +106,16 @@ static const char *const event_names[] = {
 	[MEMMON_EV_MARK] = "mark",
 };
 
-static const char *const fclass_names[] = {
-	[MEMMON_FCLASS_NONE] = "none",
-	[MEMMON_FCLASS_ANON] = "anon",
-	[MEMMON_FCLASS_SWAP] = "swap",
-	[MEMMON_FCLASS_FILE] = "file",
-	[MEMMON_FCLASS_SHMEM] = "shmem",
-	[MEMMON_FCLASS_OTHER] = "other",
-};
-
-static const char *const fresult_names[] = {
-	[MEMMON_FRES_HANDLED] = "handled",
-	[MEMMON_FRES_RETRY] = "retry",
-	[MEMMON_FRES_SIGSEGV] = "sigsegv",
-	[MEMMON_FRES_SIGBUS] = "sigbus",
-	[MEMMON_FRES_OOM] = "oom",
-	[MEMMON_FRES_OTHER] = "other",
-};
-
 #define NAME_AT(tbl, i) ((i) < ARRAY_SIZE(tbl) ? (tbl)[i] : NULL)
 
 const char *memmon_rec_type__name(unsigned int type)
 {
-	return NAME_AT(rec_type_names, type);
+	return NAME_AT(memmon_rec_type_names, type);
 }
 
 const char *memmon_sys__name(unsigned int sys)
 {
-	return NAME_AT(sys_names, sys);
+	return NAME_AT(memmon_sys_names, sys);
 }
 
 static int name_lookup(const char *const *tbl, size_t n, const char *name)
@@ -178,7 +132,7 @@ static int name_lookup(const char *const *tbl, size_t n, const char *name)
 
 int memmon_sys__from_name(const char *name)
 {
-	return name_lookup(sys_names, ARRAY_SIZE(sys_names), name);
+	return name_lookup(memmon_sys_names, ARRAY_SIZE(memmon_sys_names), name);
 }
 
 const char *memmon_event__name(unsigned int ev)
@@ -193,12 +147,12 @@ int memmon_event__from_name(const char *name)
 
 const char *memmon_fault_class__name(unsigned int fclass)
 {
-	return NAME_AT(fclass_names, fclass);
+	return NAME_AT(memmon_fclass_names, fclass);
 }
 
 const char *memmon_fault_result__name(unsigned int result)
 {
-	return NAME_AT(fresult_names, result);
+	return NAME_AT(memmon_fresult_names, result);
 }
 
 /*

@@ -29,7 +29,7 @@ TOOLS_LIBS	:= -lurcu-cds -lurcu -lurcu-common -lpthread
 tools: $(TOOLS_BIN)
 
 $(B)/bin/obj/%.o: tools/%.c tools/builtin.h $(wildcard libmemmon/include/memmon/*.h) \
-		uapi/linux/memmon.h
+		uapi/linux/memmon.h uapi/memmon_names.h
 	@mkdir -p $(@D)
 	$(CC) $(TOOLS_CFLAGS) -c -o $@ $<
 
@@ -64,7 +64,7 @@ test_cli_fakedev_LIBS	+= -Wl,--wrap=ioctl,--wrap=mmap,--wrap=munmap
 LIB_DEVICE_TEST	:= $(B)/libunit/test_lib_device
 
 $(LIB_DEVICE_TEST): tests/unit/test_lib_device.c $(B)/lib/libmemmon.a \
-		$(wildcard libmemmon/include/memmon/*.h) uapi/linux/memmon.h
+		$(wildcard libmemmon/include/memmon/*.h) uapi/linux/memmon.h uapi/memmon_names.h
 	@mkdir -p $(@D)
 	$(CC) $(TOOLS_CFLAGS) -o $@ $< $(B)/lib/libmemmon.a -lcmocka -ljansson -lzstd -lisal
 

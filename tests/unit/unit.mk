@@ -44,7 +44,7 @@ UNIT_LIBS	?= -lcmocka
 UNIT_MK		:= $(lastword $(MAKEFILE_LIST))
 
 # Headers anything may include: rebuild on any change, tests are cheap.
-UNIT_HDRS	= $(wildcard uapi/linux/*.h driver/*.h tests/unit/*.h \
+UNIT_HDRS	= $(wildcard uapi/*.h uapi/linux/*.h driver/*.h tests/unit/*.h \
 			     libmemmon/*.h libmemmon/include/*/*.h)
 
 UNIT_SAN	:= -fsanitize=address,undefined -fno-sanitize-recover=all \
