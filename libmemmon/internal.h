@@ -58,37 +58,44 @@ LIBMM_HIDDEN bool libmm_opts_valid(const void *opts, size_t user_sz,
 	(OPTS_HAS(opts, field) ? (opts)->field : (fallback))
 
 /* ------------------------------------------------------------------ */
-/* Binary min-heap for the k-way merge (merge.c). */
+/* The k-way merge by time: a tournament (loser) tree (merge.c). */
 
 /*
  * One node per source (a CPU's ring, or a CPU's chunks in a trace file):
- * the source's head record. Order: time, then source (CPU), then position.
- * Only heads are in the heap, so a source is present at most once and the
- * merge never copies a record: it keeps positions, and delivers pointers.
+ * the source's head record. Order: time, then source (CPU); a source has
+ * at most one node, so that order is total. The merge never copies a
+ * record: it keeps positions, and delivers pointers.
+ *
+ * Use: mm_merge_reset(), then mm_merge_push() the first head of each
+ * source that has one; then, while mm_merge_top() is not NULL, deliver it
+ * and either mm_merge_replace_top() it with the next head of the same
+ * source or mm_merge_pop() it when that source is done. Each of those is
+ * log2(sources) comparisons on one path of the tree, and no node moves.
  */
-struct mm_heap_node {
+struct mm_merge_node {
 	__u64 time;
 	__u64 pos;
 	__u32 src;
 	__u32 size;
 };
 
-struct mm_heap {
-	struct mm_heap_node *n;
-	unsigned int nr;
-	unsigned int cap;
+struct mm_merge {
+	struct mm_merge_node *leaf;	/* [k]: by source; src ~0 = empty */
+	__u64 *time;			/* [k]: leaf[i].time, ~0 if empty */
+	unsigned int *loser;		/* [k]: [1..k-1] losers, [0] winner */
+	unsigned int *scratch;		/* [2k]: winners while building */
+	unsigned int k;			/* leaves: cap rounded up to 2^n */
+	bool built;			/* loser[] matches leaf[] */
 };
 
-LIBMM_HIDDEN int mm_heap_init(struct mm_heap *h, unsigned int cap);
-LIBMM_HIDDEN void mm_heap_fini(struct mm_heap *h);
-LIBMM_HIDDEN void mm_heap_push(struct mm_heap *h, const struct mm_heap_node *n);
-LIBMM_HIDDEN void mm_heap_pop(struct mm_heap *h);
-LIBMM_HIDDEN void mm_heap_replace_top(struct mm_heap *h,
-				      const struct mm_heap_node *n);
-static inline const struct mm_heap_node *mm_heap_top(const struct mm_heap *h)
-{
-	return h->nr ? &h->n[0] : NULL;
-}
+LIBMM_HIDDEN int mm_merge_init(struct mm_merge *m, unsigned int cap);
+LIBMM_HIDDEN void mm_merge_fini(struct mm_merge *m);
+LIBMM_HIDDEN void mm_merge_reset(struct mm_merge *m);
+LIBMM_HIDDEN void mm_merge_push(struct mm_merge *m, const struct mm_merge_node *n);
+LIBMM_HIDDEN const struct mm_merge_node *mm_merge_top(struct mm_merge *m);
+LIBMM_HIDDEN void mm_merge_pop(struct mm_merge *m);
+LIBMM_HIDDEN void mm_merge_replace_top(struct mm_merge *m,
+				       const struct mm_merge_node *n);
 
 /* ------------------------------------------------------------------ */
 /* Sessions and rings (session.c, ring.c). */
@@ -134,7 +141,7 @@ struct memmon_session {
 	void *ctx;
 	__u32 consume_flags;
 	__u64 holdback_ns;
-	struct mm_heap heap;
+	struct mm_merge merge;
 
 	__u64 (*clock)(void *ctx);	/* CLOCK_MONOTONIC; a test hook */
 	void *clock_ctx;

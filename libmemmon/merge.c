@@ -1,86 +1,160 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * The binary heap under the k-way merges (live rings and trace files).
- * k is the number of CPUs, so the heap is small and lives in one array.
+ * The k-way merge under the live rings and trace files: a tournament tree
+ * of losers (Knuth, TAOCP vol. 3, 5.4.1). Leaves are the sources' heads,
+ * by source number; each internal node keeps the loser of the match played
+ * there and loser[0] the overall winner. When the winner's source moves to
+ * its next record (or runs out), only the matches on that leaf's path to
+ * the root are replayed: log2(k) comparisons and no moves of nodes, where a
+ * binary heap pays about twice the comparisons plus the copies. A source
+ * that is empty holds a sentinel that loses to every record.
+ *
+ * k is the number of CPUs (at most 65536, checked by the callers), so
+ * the tree is three small arrays.
  */
 #include <stdlib.h>
+#include <string.h>
 #include "internal.h"
 
-static bool node_less(const struct mm_heap_node *a, const struct mm_heap_node *b)
+#define MM_MERGE_EMPTY	(~0U)	/* src of an empty leaf */
+
+/*
+ * Leaf a before leaf b: time, then source, which is the leaf's index. An
+ * empty leaf has the largest time and, on a tie (only a record stamped
+ * with the largest time can tie with it), goes after the record.
+ */
+static inline bool before(const struct mm_merge *m, unsigned int a,
+			  unsigned int b)
 {
-	if (a->time != b->time)
-		return a->time < b->time;
-	if (a->src != b->src)
-		return a->src < b->src;
-	return a->pos < b->pos;
+	__u64 ta = m->time[a], tb = m->time[b];
+
+	if (ta != tb)
+		return ta < tb;
+	if (ta == ~0ULL) {
+		bool ea = m->leaf[a].src == MM_MERGE_EMPTY;
+		bool eb = m->leaf[b].src == MM_MERGE_EMPTY;
+
+		if (ea != eb)
+			return eb;
+	}
+	return a < b;
 }
 
-int mm_heap_init(struct mm_heap *h, unsigned int cap)
+int mm_merge_init(struct mm_merge *m, unsigned int cap)
 {
-	h->n = calloc(cap ? cap : 1, sizeof(*h->n));
-	if (!h->n)
+	unsigned int k = 1;
+
+	memset(m, 0, sizeof(*m));
+	while (k < cap)
+		k <<= 1;
+	m->leaf = calloc(k, sizeof(*m->leaf));
+	m->time = calloc(k, sizeof(*m->time));
+	m->loser = calloc(k, sizeof(*m->loser));
+	m->scratch = calloc(2 * (size_t)k, sizeof(*m->scratch));
+	if (!m->leaf || !m->time || !m->loser || !m->scratch) {
+		mm_merge_fini(m);
 		return -ENOMEM;
-	h->nr = 0;
-	h->cap = cap;
+	}
+	m->k = k;
+	mm_merge_reset(m);
 	return 0;
 }
 
-void mm_heap_fini(struct mm_heap *h)
+void mm_merge_fini(struct mm_merge *m)
 {
-	free(h->n);
-	h->n = NULL;
-	h->nr = h->cap = 0;
+	free(m->leaf);
+	free(m->time);
+	free(m->loser);
+	free(m->scratch);
+	memset(m, 0, sizeof(*m));
 }
 
-static void sift_down(struct mm_heap *h, unsigned int i)
+/* Every source empty. */
+void mm_merge_reset(struct mm_merge *m)
 {
-	struct mm_heap_node tmp = h->n[i];
+	unsigned int i;
 
-	for (;;) {
-		unsigned int l = 2 * i + 1, m = i;
-		const struct mm_heap_node *best = &tmp;
+	for (i = 0; i < m->k; i++) {
+		m->leaf[i].src = MM_MERGE_EMPTY;
+		m->time[i] = ~0ULL;
+	}
+	m->built = false;
+}
 
-		if (l < h->nr && node_less(&h->n[l], best)) {
-			m = l;
-			best = &h->n[l];
+/* Set the head of source n->src (< cap); the tree is rebuilt at top(). */
+void mm_merge_push(struct mm_merge *m, const struct mm_merge_node *n)
+{
+	m->leaf[n->src] = *n;
+	m->time[n->src] = n->time;
+	m->built = false;
+}
+
+/* Play every match bottom-up: O(k), once per round of pushes. */
+static void build(struct mm_merge *m)
+{
+	unsigned int *win = m->scratch, i, a, b;
+
+	for (i = 0; i < m->k; i++)
+		win[m->k + i] = i;
+	for (i = m->k - 1; i >= 1; i--) {
+		a = win[2 * i];
+		b = win[2 * i + 1];
+		if (before(m, b, a)) {
+			win[i] = b;
+			m->loser[i] = a;
+		} else {
+			win[i] = a;
+			m->loser[i] = b;
 		}
-		if (l + 1 < h->nr && node_less(&h->n[l + 1], best))
-			m = l + 1;
-		if (m == i)
-			break;
-		h->n[i] = h->n[m];
-		i = m;
 	}
-	h->n[i] = tmp;
+	m->loser[0] = m->k > 1 ? win[1] : 0;
+	m->built = true;
 }
 
-/* The caller never pushes more than cap nodes (one per source). */
-void mm_heap_push(struct mm_heap *h, const struct mm_heap_node *n)
+const struct mm_merge_node *mm_merge_top(struct mm_merge *m)
 {
-	unsigned int i = h->nr++;
+	const struct mm_merge_node *t;
 
-	while (i) {
-		unsigned int parent = (i - 1) / 2;
+	if (!m->built)
+		build(m);
+	t = &m->leaf[m->loser[0]];
+	return t->src == MM_MERGE_EMPTY ? NULL : t;
+}
 
-		if (!node_less(n, &h->n[parent]))
-			break;
-		h->n[i] = h->n[parent];
-		i = parent;
+/* The winner's leaf changed: replay its path. */
+static void replay(struct mm_merge *m)
+{
+	unsigned int w = m->loser[0], i, t;
+
+	for (i = (w + m->k) >> 1; i >= 1; i >>= 1) {
+		t = m->loser[i];
+		if (before(m, t, w)) {
+			m->loser[i] = w;
+			w = t;
+		}
 	}
-	h->n[i] = *n;
+	m->loser[0] = w;
 }
 
-void mm_heap_pop(struct mm_heap *h)
+/* The top's source is done. */
+void mm_merge_pop(struct mm_merge *m)
 {
-	if (!h->nr)
-		return;
-	h->n[0] = h->n[--h->nr];
-	if (h->nr)
-		sift_down(h, 0);
+	struct mm_merge_node *t;
+
+	if (!m->built)
+		build(m);
+	t = &m->leaf[m->loser[0]];
+	t->src = MM_MERGE_EMPTY;
+	m->time[m->loser[0]] = ~0ULL;
+	replay(m);
 }
 
-void mm_heap_replace_top(struct mm_heap *h, const struct mm_heap_node *n)
+/* The top's source has a next head, n (n->src is the top's source). */
+void mm_merge_replace_top(struct mm_merge *m, const struct mm_merge_node *n)
 {
-	h->n[0] = *n;
-	sift_down(h, 0);
+	if (!m->built)
+		build(m);
+	m->leaf[m->loser[0]] = *n;
+	m->time[m->loser[0]] = n->time;
+	replay(m);
 }

@@ -62,7 +62,7 @@ int mm_session_attach(struct memmon_session *s, void *cons, size_t cons_size,
 	rings = calloc(hdr->nr_cpus, sizeof(*rings));
 	if (!rings)
 		return -ENOMEM;
-	err = mm_heap_init(&s->heap, hdr->nr_cpus);
+	err = mm_merge_init(&s->merge, hdr->nr_cpus);
 	if (err) {
 		free(rings);
 		return err;
@@ -102,7 +102,7 @@ void mm_session_detach(struct memmon_session *s)
 	s->prod_area = s->cons_area = NULL;
 	free(s->rings);
 	s->rings = NULL;
-	mm_heap_fini(&s->heap);
+	mm_merge_fini(&s->merge);
 	s->mapped = false;
 }
 
@@ -209,20 +209,20 @@ static int consume_per_cpu(struct memmon_session *s)
 	return (int)cnt;
 }
 
-/* Put the head of ring src into the heap if it is due (time <= limit). */
+/* Put the head of ring src into the merge if it is due (time <= limit). */
 static int merge_push_head(struct memmon_session *s, unsigned int src,
 			   __u64 limit, bool replace)
 {
 	struct mm_ring *r = &s->rings[src];
 	const struct memmon_rec_header *rec;
-	struct mm_heap_node n;
+	struct mm_merge_node n;
 	long size;
 
 	if (r->pos < r->snap) {
 		size = ring_rec_at(s, r, r->pos, &rec);
 		if (size < 0) {
 			if (replace)
-				mm_heap_pop(&s->heap);
+				mm_merge_pop(&s->merge);
 			return (int)size;
 		}
 		if (rec->time_ns <= limit) {
@@ -231,19 +231,19 @@ static int merge_push_head(struct memmon_session *s, unsigned int src,
 			n.src = src;
 			n.size = (__u32)size;
 			if (replace)
-				mm_heap_replace_top(&s->heap, &n);
+				mm_merge_replace_top(&s->merge, &n);
 			else
-				mm_heap_push(&s->heap, &n);
+				mm_merge_push(&s->merge, &n);
 			return 0;
 		}
 	}
 	if (replace)
-		mm_heap_pop(&s->heap);
+		mm_merge_pop(&s->merge);
 	return 0;
 }
 
 /*
- * One merge round. Every ring is snapshotted once; the heap holds the
+ * One merge round. Every ring is snapshotted once; the merge holds the
  * head of each ring that has a due record; we deliver the smallest head
  * and replace it by its successor on the same ring. Rings are FIFO, so
  * what was delivered on each CPU is a prefix, and committing per CPU is
@@ -251,12 +251,12 @@ static int merge_push_head(struct memmon_session *s, unsigned int src,
  */
 static int consume_merged(struct memmon_session *s, __u64 limit)
 {
-	const struct mm_heap_node *top;
+	const struct mm_merge_node *top;
 	long cnt = 0;
 	int err = 0, ret = 0, e;
 	unsigned int c;
 
-	s->heap.nr = 0;
+	mm_merge_reset(&s->merge);
 	for (c = 0; c < s->nr_cpus; c++) {
 		e = ring_snapshot(s, &s->rings[c]);
 		if (!e)
@@ -264,7 +264,7 @@ static int consume_merged(struct memmon_session *s, __u64 limit)
 		if (e && !err)
 			err = e;
 	}
-	while ((top = mm_heap_top(&s->heap))) {
+	while ((top = mm_merge_top(&s->merge))) {
 		struct mm_ring *r = &s->rings[top->src];
 		unsigned int src = top->src;
 

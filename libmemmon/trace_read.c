@@ -51,7 +51,7 @@ struct memmon_trace_reader {
 	json_t *meta;
 	char *meta_text;
 	struct src *src;
-	struct mm_heap heap;
+	struct mm_merge merge;
 	char errmsg[512];
 };
 
@@ -460,7 +460,7 @@ memmon_trace_reader__open(const char *path,
 	}
 	if (r->info.first_ns == UINT64_MAX)
 		r->info.first_ns = 0;
-	err = mm_heap_init(&r->heap, r->info.nr_cpus);
+	err = mm_merge_init(&r->merge, r->info.nr_cpus);
 	if (err) {
 		fail(r, err, "out of memory");
 		goto err_out;
@@ -556,19 +556,19 @@ static int src_load(struct memmon_trace_reader *r, struct src *s, unsigned int c
 	return 0;
 }
 
-/* The next record of cpu's stream into the heap (or the source is done). */
+/* The next record of cpu's stream into the merge (or the source is done). */
 static int src_push(struct memmon_trace_reader *r, unsigned int cpu, bool replace)
 {
 	struct src *s = &r->src[cpu];
 	const struct memmon_rec_header *h;
-	struct mm_heap_node n;
+	struct mm_merge_node n;
 	int err;
 
 	while (s->pos >= s->len) {
 		src_unload(r, s);
 		if (s->next >= s->nr) {
 			if (replace)
-				mm_heap_pop(&r->heap);
+				mm_merge_pop(&r->merge);
 			return 0;
 		}
 		err = src_load(r, s, cpu);
@@ -588,16 +588,16 @@ static int src_push(struct memmon_trace_reader *r, unsigned int cpu, bool replac
 	n.src = cpu;
 	n.size = h->size;
 	if (replace)
-		mm_heap_replace_top(&r->heap, &n);
+		mm_merge_replace_top(&r->merge, &n);
 	else
-		mm_heap_push(&r->heap, &n);
+		mm_merge_push(&r->merge, &n);
 	return 0;
 }
 
 long memmon_trace_reader__for_each(struct memmon_trace_reader *r,
 				   memmon_record_fn fn, void *ctx)
 {
-	const struct mm_heap_node *top;
+	const struct mm_merge_node *top;
 	long cnt = 0;
 	unsigned int c;
 	int err = 0, ret;
@@ -605,14 +605,14 @@ long memmon_trace_reader__for_each(struct memmon_trace_reader *r,
 	if (!r || !fn)
 		return libmm_err(-EINVAL);
 	r->errmsg[0] = '\0';
-	r->heap.nr = 0;
+	mm_merge_reset(&r->merge);
 	for (c = 0; c < r->info.nr_cpus; c++) {
 		src_unload(r, &r->src[c]);
 		r->src[c].next = 0;
 	}
 	for (c = 0; c < r->info.nr_cpus && !err; c++)
 		err = src_push(r, c, false);
-	while (!err && (top = mm_heap_top(&r->heap))) {
+	while (!err && (top = mm_merge_top(&r->merge))) {
 		struct src *s = &r->src[top->src];
 
 		ret = fn(ctx, (const void *)(s->data + top->pos));
@@ -646,7 +646,7 @@ void memmon_trace_reader__close(struct memmon_trace_reader *r)
 		free(r->src[c].zbuf);
 	}
 	free(r->src);
-	mm_heap_fini(&r->heap);
+	mm_merge_fini(&r->merge);
 	json_decref(r->meta);
 	free(r->meta_text);
 	if (r->fd >= 0)

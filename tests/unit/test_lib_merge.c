@@ -295,44 +295,81 @@ static void test_corrupt_cpu(void **state)
 	free(o);
 }
 
-static void test_heap(void **state)
+/*
+ * The tournament tree alone: k sources of sorted times (ties within and
+ * across sources, empty sources, a record at the largest time, which the
+ * empty-leaf sentinel must not hide), merged into one stream ordered by
+ * (time, source) with nothing lost or repeated.
+ */
+static void test_merge_tree(void **state)
 {
-	struct mm_heap h;
-	struct mm_heap_node n, prev = { 0, 0, 0, 0 };
-	unsigned int i;
+	static const unsigned int ks[] = { 1, 2, 3, 5, 8, 13, 64 };
+	unsigned int ki;
 
 	(void)state;
 	srand(11);
-	assert_int_equal(mm_heap_init(&h, 1000), 0);
-	for (i = 0; i < 1000; i++) {
-		n.time = (__u64)(rand() % 100);
-		n.src = (__u32)(rand() % 8);
-		n.pos = (__u64)rand();
-		n.size = 0;
-		mm_heap_push(&h, &n);
-	}
-	for (i = 0; i < 1000; i++) {
-		const struct mm_heap_node *t = mm_heap_top(&h);
+	for (ki = 0; ki < sizeof(ks) / sizeof(ks[0]); ki++) {
+		unsigned int k = ks[ki], src, total = 0, seen = 0;
+		__u64 *t[64], prev_t = 0;
+		unsigned int len[64], at[64], prev_src = 0;
+		const struct mm_merge_node *top;
+		struct mm_merge m;
+		struct mm_merge_node n;
 
-		assert_non_null(t);
-		if (i)
-			assert_true(prev.time < t->time ||
-				    (prev.time == t->time && (prev.src < t->src ||
-				     (prev.src == t->src && prev.pos <= t->pos))));
-		prev = *t;
-		if (i % 3 == 0 && t->time < 90) {
-			/* replace_top with a later key keeps the heap valid */
-			n = *t;
-			n.time += 1000;
-			mm_heap_replace_top(&h, &n);
-			mm_heap_pop(&h);
-			prev = (struct mm_heap_node){ 0, 0, 0, 0 };
-			i++;
-			continue;
+		assert_int_equal(mm_merge_init(&m, k), 0);
+		for (src = 0; src < k; src++) {
+			unsigned int i;
+			__u64 v = 0;
+
+			len[src] = src % 4 == 3 ? 0 : (unsigned int)(rand() % 200);
+			at[src] = 0;
+			t[src] = calloc(len[src] + 1, sizeof(__u64));
+			assert_non_null(t[src]);
+			for (i = 0; i < len[src]; i++) {
+				v += (__u64)(rand() % 3);
+				t[src][i] = v;
+			}
+			if (src == k - 1 && len[src])
+				t[src][len[src] - 1] = ~0ULL;
+			total += len[src];
 		}
-		mm_heap_pop(&h);
+		for (int round = 0; round < 2; round++) {
+			mm_merge_reset(&m);
+			seen = 0;
+			prev_t = 0;
+			prev_src = 0;
+			for (src = 0; src < k; src++) {
+				at[src] = 0;
+				if (!len[src])
+					continue;
+				n = (struct mm_merge_node){ t[src][0], 0, src, 8 };
+				mm_merge_push(&m, &n);
+			}
+			while ((top = mm_merge_top(&m))) {
+				src = top->src;
+				assert_true(src < k);
+				assert_int_equal(top->time, t[src][at[src]]);
+				assert_int_equal(top->pos, at[src]);
+				assert_true(prev_t < top->time ||
+					    (prev_t == top->time && prev_src <= src));
+				prev_t = top->time;
+				prev_src = src;
+				seen++;
+				if (++at[src] < len[src]) {
+					n = (struct mm_merge_node){ t[src][at[src]], at[src], src, 8 };
+					mm_merge_replace_top(&m, &n);
+				} else {
+					mm_merge_pop(&m);
+				}
+			}
+			assert_int_equal(seen, total);
+			for (src = 0; src < k; src++)
+				assert_int_equal(at[src], len[src]);
+		}
+		for (src = 0; src < k; src++)
+			free(t[src]);
+		mm_merge_fini(&m);
 	}
-	mm_heap_fini(&h);
 }
 
 int main(void)
@@ -346,7 +383,7 @@ int main(void)
 		cmocka_unit_test(test_stop_resume),
 		cmocka_unit_test(test_holdback_flush),
 		cmocka_unit_test(test_corrupt_cpu),
-		cmocka_unit_test(test_heap),
+		cmocka_unit_test(test_merge_tree),
 	};
 
 	return cmocka_run_group_tests_name("lib_merge", tests, NULL, NULL);
