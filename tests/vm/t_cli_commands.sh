@@ -33,17 +33,41 @@ t "trace shows file paths of mapped fds" has "$tmp/out" '3</.*libc.so.6>'
 t "trace shows faults" has "$tmp/out" 'fault 0x[0-9a-f]* ip=0x[0-9a-f]* '
 t "a failing command's status comes back" code 3 "$M" trace -- sh -c 'exit 3'
 
-# -p: stops by itself when the process exits; -o writes there
-sleep 10 &
-sp=$!
-t "trace -p stops when the process exits" code 0 timeout 120 "$M" trace -o "$tmp/o.txt" -p $sp
+# -p: stops by itself when the process exits; -o writes there. The target
+# lives until told (no "sleep 10" that a slow attach could outlast: on the
+# debug kernel attaching takes seconds) and is told once the tracer has
+# written its first event, i.e. is watching.
+waiter() { # waiter FILE: a process that lives until FILE exists
+	sh -c 'while [ ! -e "$0" ]; do sleep 0.1; done' "$1" &
+}
+first_event() { # first_event FILE: the tracer wrote to FILE (~2 min at most)
+	local i
+	for ((i = 0; i < 1200; i++)); do
+		[ -s "$1" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+traced_p() { # traced_p OUT [twice]: trace -o OUT -p W (or -p W,W); its status
+	local out=$1 sp tp rc pids
+	rm -f "$tmp/go"
+	waiter "$tmp/go"
+	sp=$!
+	pids=$sp
+	[ "${2:-}" = twice ] && pids=$sp,$sp
+	timeout 300 "$M" trace -o "$out" -p "$pids" >"$tmp/out" 2>"$tmp/err" &
+	tp=$!
+	first_event "$out" || echo "# no event from the tracer in 2 min"
+	touch "$tmp/go"
+	wait "$tp"
+	rc=$?
+	wait "$sp"
+	return $rc
+}
+t "trace -p stops when the process exits" traced_p "$tmp/o.txt"
 t "... and wrote the exit to -o FILE" has "$tmp/o.txt" 'exit exited 0 group'
 t "... and nothing to stdout" test ! -s "$tmp/out"
-wait $sp
-sleep 10 &
-sp=$!
-t "the same PID twice is one watch" code 0 timeout 120 "$M" trace -p $sp,$sp -e mark
-wait $sp
+t "the same PID twice is one watch" traced_p "$tmp/o2.txt" twice
 
 # a known mapping, strace style
 t "trace of a 1 MiB shared anonymous mmap" code 0 "$M" trace -e mmap -- \
