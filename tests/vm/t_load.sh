@@ -30,7 +30,7 @@ t "memmon is not loaded after rmmod" not_loaded
 # Leak check: settle the allocators with a few cycles, then compare the
 # kernel's own memory counters across 100 more. A leak of one small object
 # per cycle shows up in the debug kernel's kmemleak scan; here we catch
-# anything page-sized or larger per cycle.
+# anything of a few kB or more per cycle.
 meminfo() { awk -v k="$1:" '$1 == k { print $2 }' /proc/meminfo; }
 cycle() {
 	local i
@@ -42,14 +42,26 @@ cycle() {
 	done
 }
 settle() { sync; echo 3 >/proc/sys/vm/drop_caches; sleep 0.2; }
+
+# 100 cycles; 10 on the debug kernel (tests/check-debug), where a cycle
+# takes ~7 s instead of ~1 and KASAN's quarantine grows the slab counters
+# with no leak (+436 kB over 100 cycles, measured): there kmemleak checks
+# object by object, after the suite, what the counters here can only bound.
+N=100
+[ -e /sys/kernel/debug/kmemleak ] && N=10
+
 t "10 warm-up load/unload cycles" cycle 10
 settle
 s0=$(meminfo SUnreclaim); p0=$(meminfo Percpu); v0=$(meminfo VmallocUsed)
-t "100 load/unload cycles, each opening the device" cycle 100
+t "$N load/unload cycles, each opening the device" cycle $N
 settle
 s1=$(meminfo SUnreclaim); p1=$(meminfo Percpu); v1=$(meminfo VmallocUsed)
 echo "# SUnreclaim ${s0} -> ${s1} kB, Percpu ${p0} -> ${p1} kB, VmallocUsed ${v0} -> ${v1} kB"
-t "unreclaimable slab grew by < 256 kB over 100 cycles" test $((s1 - s0)) -lt 256
-t "per-CPU memory grew by < 64 kB over 100 cycles" test $((p1 - p0)) -lt 64
-t "vmalloc use grew by < 256 kB over 100 cycles" test $((v1 - v0)) -lt 256
+if [ -e /sys/kernel/debug/kmemleak ]; then
+	echo "# debug kernel: memory counters not bounded (KASAN quarantine); kmemleak checks"
+else
+	t "unreclaimable slab grew by < 256 kB over $N cycles" test $((s1 - s0)) -lt 256
+	t "per-CPU memory grew by < 64 kB over $N cycles" test $((p1 - p0)) -lt 64
+	t "vmalloc use grew by < 256 kB over $N cycles" test $((v1 - v0)) -lt 256
+fi
 exit $failed
