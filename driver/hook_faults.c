@@ -123,6 +123,7 @@ struct memmon_segv_note {
 static DEFINE_PER_CPU(struct memmon_segv_note, memmon_segv_note);
 
 static struct kretprobe *memmon_fault_krp;
+static struct memmon_gate memmon_fault_gate;	/* in front of it, hooks.c */
 static struct kprobe *memmon_badarea_kp;	/* [0] nosemaphore, [1] access_error */
 static unsigned long memmon_fault_missed_total;
 
@@ -436,6 +437,8 @@ int memmon_fault_attach(void)
 		pr_err("cannot hook the x86 bad-area paths: %d\n", err);
 		goto err_unregister_krp;
 	}
+	memset(&memmon_fault_gate, 0, sizeof(memmon_fault_gate));
+	memmon_gate_arm(&memmon_fault_gate, krp, MEMMON_EV_FAULT, 0);
 	memmon_fault_krp = krp;
 	return 0;
 
@@ -456,6 +459,7 @@ err_free:
 void memmon_fault_detach(void)
 {
 	struct kprobe *kps[ARRAY_SIZE(memmon_badarea_symbols)];
+	struct memmon_gate *gate;
 	unsigned int i;
 	int cpu;
 
@@ -464,6 +468,8 @@ void memmon_fault_detach(void)
 	for (i = 0; i < ARRAY_SIZE(kps); i++)
 		kps[i] = &memmon_badarea_kp[i];
 	unregister_kprobes(kps, ARRAY_SIZE(kps));
+	gate = &memmon_fault_gate;
+	memmon_gates_disarm(&gate, 1);	/* before the kretprobe it reads */
 	unregister_kretprobe(memmon_fault_krp);
 	memmon_fault_missed_total = memmon_fault_missed();
 

@@ -143,6 +143,7 @@ struct memmon_ia32_mmap_args {
 
 struct memmon_sys_probe {
 	struct kretprobe krp;
+	struct memmon_gate gate;	/* in front of krp, hooks.c */
 	const struct memmon_sys_hook *hook;
 };
 
@@ -507,10 +508,15 @@ unsigned long memmon_sys_missed(void)
 static void memmon_sys_unregister(struct memmon_sys_probe *p, unsigned int n)
 {
 	struct kretprobe *rps[MEMMON_NR_SYS_HOOKS];
+	struct memmon_gate *gates[MEMMON_NR_SYS_HOOKS];
 	unsigned int i;
 
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		rps[i] = &p[i].krp;
+		gates[i] = &p[i].gate;
+	}
+	/* Gates first: their handler reads the kretprobes. */
+	memmon_gates_disarm(gates, n);
 	/* One RCU grace period for all; returns with no handler running. */
 	unregister_kretprobes(rps, n);
 }
@@ -544,6 +550,9 @@ int memmon_sys_attach(void)
 			goto err_unregister;
 		}
 	}
+	for (i = 0; i < MEMMON_NR_SYS_HOOKS; i++)
+		memmon_gate_arm(&p[i].gate, &p[i].krp, MEMMON_EV_SYSCALL,
+				p[i].hook->sys);
 	memmon_sys_probes = p;
 	return 0;
 

@@ -24,7 +24,9 @@
 #include "memmon.h"
 #include "hooks.h"
 
+#include <linux/ftrace.h>
 #include <linux/jiffies.h>
+#include <linux/kprobes.h>
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/percpu.h>
@@ -55,6 +57,119 @@ static bool memmon_hooks_wanted;
 
 static void memmon_hooks_linger_fn(struct work_struct *work);
 static DECLARE_DELAYED_WORK(memmon_hooks_linger, memmon_hooks_linger_fn);
+
+/*
+ * Gates. A kretprobe takes an instance from its pool - a lock-free list
+ * whose head is one cache line shared by every CPU, two atomics on it per
+ * call (rethook_try_get(), rethook_recycle()) - before its entry handler
+ * can say "not watched". Every fault and hooked syscall of every task of
+ * the system would pay that while a session is enabled. A gate is a plain
+ * kprobe registered on the same address after the kretprobe: kprobes then
+ * chains both under one aggregate probe, newest first, and the gate's
+ * handler runs first. For a task no session wants, it ends the chain the
+ * way an ftrace-based kprobe handler may: it sets regs->ip to where the
+ * function continues after its fentry call (what kprobe_ftrace_handler()
+ * would restore) and returns 1, so the kretprobe's handler, and its pool,
+ * are never reached. Watched tasks go on to the kretprobe as before. The
+ * unload-safety of the kretprobe is untouched: the gate hooks no return.
+ *
+ * Someone else's kprobe on the same function (perf, bpftrace, tracefs)
+ * must not lose the calls we skip: the gate skips only while the
+ * aggregate's list is exactly [gate, kretprobe]. A probe registered or
+ * removed concurrently with that check may miss one call or let one
+ * through to our pool; kprobes publishes list entries with RCU and we run
+ * inside its RCU-sched section (preemption disabled).
+ *
+ * Only on ftrace-based kprobes (the function's fentry site): an int3
+ * kprobe must single-step the instruction it replaced, which the early
+ * return would skip. Elsewhere the gate is not armed and the kretprobe
+ * filters in its entry handler, as it always did.
+ */
+/*
+ * Calls the gates kept out (per CPU: no shared line on the fast path), and
+ * how many gates are armed (hooks lock). For /proc/memmon/stats and the
+ * tests that check the gates really work.
+ */
+static DEFINE_PER_CPU(unsigned long, memmon_gate_skipped);
+static unsigned int memmon_gates_armed;
+
+static int memmon_gate_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	struct memmon_gate *g = container_of(p, struct memmon_gate, kp);
+	struct list_head *krp = &g->krp->kp.list;
+
+	if (memmon_hook_sessions(current, g->ev, g->sys))
+		return 0;	/* watched: on to the kretprobe */
+	if (READ_ONCE(p->list.next) != krp ||
+	    READ_ONCE(krp->next) != READ_ONCE(p->list.prev))
+		return 0;	/* not alone with it: let every probe run */
+	this_cpu_inc(memmon_gate_skipped);
+	instruction_pointer_set(regs, (unsigned long)p->addr + MCOUNT_INSN_SIZE);
+	return 1;
+}
+
+/**
+ * memmon_gate_arm() - put a gate in front of a registered kretprobe.
+ * @g:   the gate, zeroed
+ * @krp: a registered kretprobe
+ * @ev:  what @krp records
+ * @sys: its enum memmon_sys, for MEMMON_EV_SYSCALL
+ *
+ * Failure is not an error: @krp still filters in its entry handler.
+ *
+ * Context: process context, may sleep; the hooks lock held.
+ */
+void memmon_gate_arm(struct memmon_gate *g, struct kretprobe *krp,
+		     enum memmon_event ev, unsigned int sys)
+{
+	int err;
+
+	g->krp = krp;
+	g->ev = ev;
+	g->sys = sys;
+	g->kp.addr = krp->kp.addr;
+	g->kp.pre_handler = memmon_gate_pre;
+	err = register_kprobe(&g->kp);
+	if (err) {
+		pr_info("no gate in front of %pS (%d): unwatched tasks take the kretprobe's pool\n",
+			krp->kp.addr, err);
+		return;
+	}
+	if (!kprobe_ftrace(&g->kp)) {
+		unregister_kprobe(&g->kp);
+		return;
+	}
+	g->on = true;
+	memmon_gates_armed++;
+}
+
+/**
+ * memmon_gates_disarm() - remove gates, before their kretprobes.
+ * @g: the gates (armed or not)
+ * @n: how many
+ *
+ * One RCU grace period for all; returns with no gate handler running, so
+ * the caller may then unregister and free the kretprobes and the gates.
+ *
+ * Context: process context, may sleep; the hooks lock held.
+ */
+void memmon_gates_disarm(struct memmon_gate **g, unsigned int n)
+{
+	struct kprobe *kps[32];		/* a grace period per 32 gates */
+	unsigned int i, m = 0;
+
+	for (i = 0; i < n; i++) {
+		if (g[i]->on) {
+			kps[m++] = &g[i]->kp;
+			memmon_gates_armed--;
+		}
+		g[i]->on = false;
+		if (m == ARRAY_SIZE(kps) || (i == n - 1 && m)) {
+			unregister_kprobes(kps, m);
+			m = 0;
+		}
+	}
+}
 
 /*
  * Tracepoints by name: the __tracepoint_* symbols are not exported.
@@ -277,17 +392,27 @@ void memmon_hooks_detach(void)
  * @attached:     out: whether the hooks are attached now (lingering too).
  * @sys_missed:   out: syscalls lost for want of a kretprobe instance.
  * @fault_missed: out: faults lost the same way.
+ * @gates:        out: gates armed now (see memmon_gate_pre()).
+ * @gate_skipped: out: calls of unwatched tasks they kept out, ever.
  *
  * Context: process context, may sleep.
  */
 void memmon_hooks_stats(bool *attached, unsigned long *sys_missed,
-			unsigned long *fault_missed)
+			unsigned long *fault_missed, unsigned int *gates,
+			unsigned long *gate_skipped)
 {
+	unsigned long skipped = 0;
+	int cpu;
+
 	mutex_lock(&memmon_hooks_lock);
 	*attached = memmon_hooks_attached;
 	*sys_missed = memmon_sys_missed();
 	*fault_missed = memmon_fault_missed();
+	*gates = memmon_gates_armed;
 	mutex_unlock(&memmon_hooks_lock);
+	for_each_possible_cpu(cpu)
+		skipped += per_cpu(memmon_gate_skipped, cpu);
+	*gate_skipped = skipped;
 }
 
 /**

@@ -23,6 +23,7 @@
 #ifndef _MEMMON_HOOKS_H
 #define _MEMMON_HOOKS_H
 
+#include <linux/kprobes.h>
 #include <linux/ktime.h>
 #include <linux/limits.h>
 #include <linux/preempt.h>
@@ -93,6 +94,26 @@ void memmon_pathbuf_free(void);
 char *memmon_pathbuf_get(void);
 void memmon_pathbuf_put(void);
 
+/**
+ * struct memmon_gate - keeps unwatched tasks out of a kretprobe (hooks.c)
+ * @kp:  a plain kprobe on the kretprobe's address, in front of it
+ * @krp: the kretprobe it guards
+ * @ev:  the event the kretprobe records (memmon_hook_sessions())
+ * @sys: its syscall, for MEMMON_EV_SYSCALL
+ * @on:  registered, in front of @krp (else @krp works alone)
+ */
+struct memmon_gate {
+	struct kprobe kp;
+	struct kretprobe *krp;
+	enum memmon_event ev;
+	unsigned int sys;
+	bool on;
+};
+
+void memmon_gate_arm(struct memmon_gate *g, struct kretprobe *krp,
+		     enum memmon_event ev, unsigned int sys);
+void memmon_gates_disarm(struct memmon_gate **g, unsigned int n);
+
 /* The groups (each: all-or-nothing attach, see the top of this file). */
 int memmon_sys_attach(void);
 void memmon_sys_detach(void);
@@ -107,7 +128,8 @@ void memmon_rss_detach(void);
 unsigned long memmon_sys_missed(void);
 unsigned long memmon_fault_missed(void);
 void memmon_hooks_stats(bool *attached, unsigned long *sys_missed,
-			unsigned long *fault_missed);
+			unsigned long *fault_missed, unsigned int *gates,
+			unsigned long *gate_skipped);
 
 /* hook_syscalls.c: a session id is being reused, forget its PATH records. */
 void memmon_paths_forget_session(unsigned int id);

@@ -9,7 +9,8 @@
  *                            and its decoded fields; read() blocks until
  *                            there is one, unless O_NONBLOCK (-EAGAIN)
  *   /proc/memmon/stats       hook state, events lost for want of kretprobe
- *                            instances, and this interface's ring counters
+ *                            instances, the gates (hooks.c), and this
+ *                            interface's ring counters
  *
  * All three are root's only (0600). Behind them is one ordinary session
  * (session.c), created on first use and kept until the module goes: it is
@@ -483,16 +484,20 @@ static const struct proc_ops memmon_events_ops = {
 
 static int memmon_stats_show(struct seq_file *m, void *v)
 {
-	unsigned long sys_missed, fault_missed;
+	unsigned long sys_missed, fault_missed, gate_skipped;
 	struct memmon_cpu_stats st;
+	unsigned int gates;
 	struct memmon_session *s;
 	bool attached;
 	unsigned int cpu;
 
-	memmon_hooks_stats(&attached, &sys_missed, &fault_missed);
+	memmon_hooks_stats(&attached, &sys_missed, &fault_missed, &gates,
+			   &gate_skipped);
 	seq_printf(m, "hooks_attached %d\n", attached);
 	seq_printf(m, "syscalls_missed %lu\n", sys_missed);
 	seq_printf(m, "faults_missed %lu\n", fault_missed);
+	seq_printf(m, "gates_armed %u\n", gates);
+	seq_printf(m, "gate_skipped %lu\n", gate_skipped);
 
 	mutex_lock(&memmon_proc_lock);
 	s = memmon_proc_sess;

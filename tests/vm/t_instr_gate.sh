@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# vmtest: no-module
+# The gates (driver/hooks.c): while a session is enabled, an unwatched
+# task's faults and hooked syscalls stop at a plain kprobe in front of each
+# kretprobe and never reach its instance pool; someone else's kprobe on the
+# same function still sees every call; a watched task is still recorded.
+#
+# The workload is python3 renamed "gatewl" (PR_SET_NAME) touching every
+# page of a 64 MiB mapping with THP off for it: 16384 minor faults after
+# the rename, which is what the foreign kprobe's hits are counted against.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+. "$(dirname "$0")/tap.sh"
+P=/proc/memmon
+T=/sys/kernel/tracing
+KP=memmon_gate_test
+PAGES=16384
+churn=
+cleanup() {
+	[ -n "$churn" ] && kill "$churn" 2>/dev/null
+	wait 2>/dev/null
+	[ -d $T/events/kprobes/$KP ] && echo 0 >$T/events/kprobes/$KP/enable
+	[ -e $T/kprobe_events ] && echo "-:$KP" >>$T/kprobe_events 2>/dev/null
+	grep -q '^memmon ' /proc/modules && rmmod memmon
+	rm -f /tmp/memmon-gate.ev
+}
+trap cleanup EXIT
+
+workload() {
+	python3 -c '
+import ctypes, mmap
+ctypes.CDLL(None).prctl(15, b"gatewl", 0, 0, 0)
+m = mmap.mmap(-1, 64 << 20)
+m.madvise(mmap.MADV_NOHUGEPAGE)
+for i in range(0, len(m), 4096):
+    m[i] = 1
+'
+}
+stat() { awk -v k="$1" '$1 == k { print $2 }' $P/stats; }
+# attached: the session is enabled and the hooks are in (procfs.c's session)
+attached() { grep -qx "hooks_attached 1" $P/stats; }
+
+mountpoint -q $T || mount -t tracefs none $T
+t "insmod (hooks_linger_ms=0: no probes left from a session before)" \
+	insmod "$MEMMON_KO" hooks_linger_ms=0
+t "no gate while nothing is watched" test "$(stat gates_armed)" = 0
+
+# 1. Someone else's kprobe first, then memmon attaches: the aggregate is
+# [gate, memmon's kretprobe, theirs], and the gate must let the unwatched
+# calls through to theirs.
+t "a tracefs kprobe on handle_mm_fault" sh -c \
+	"echo 'p:$KP handle_mm_fault' >>$T/kprobe_events && echo 1 >$T/events/kprobes/$KP/enable"
+# The watched process: mmap, touch, munmap, brk, fork in a loop.
+(exec -a w_churn build/vmtests/w_watch --churn) &
+churn=$!
+t "watching a busy process attaches the hooks" sh -c \
+	"echo $churn >$P/watch-pids && grep -qx 'hooks_attached 1' $P/stats"
+t "gates are armed" test "$(stat gates_armed)" -gt 0
+echo 8192 >$T/buffer_size_kb
+echo >$T/trace
+workload
+hits=$(grep -c 'gatewl-[0-9]* .*: '"$KP"':' $T/trace)
+echo "# tracefs kprobe: $hits hits of the unwatched workload"
+t "the foreign kprobe saw every unwatched fault ($hits >= $PAGES)" test "$hits" -ge $PAGES
+t "remove the tracefs kprobe" sh -c \
+	"echo 0 >$T/events/kprobes/$KP/enable && echo '-:$KP' >>$T/kprobe_events"
+
+# 2. memmon alone on handle_mm_fault: the unwatched faults stop at the gate.
+s0=$(stat gate_skipped)
+workload
+s1=$(stat gate_skipped)
+echo "# gate_skipped $s0 -> $s1"
+t "the gate kept the unwatched faults out ($((s1 - s0)) >= $PAGES)" \
+	test $((s1 - s0)) -ge $PAGES
+
+# 3. The watched process's calls go through the gates to the kretprobes.
+dd if=$P/events iflag=nonblock bs=64k count=64 of=/tmp/memmon-gate.ev 2>/dev/null
+t "the watched process's mmap calls come through" \
+	grep -q " $churn/$churn mmap(" /tmp/memmon-gate.ev
+t "... and its faults" grep -q " $churn/$churn fault addr=" /tmp/memmon-gate.ev
+kill "$churn"
+wait "$churn" 2>/dev/null
+churn=
+t "rmmod" rmmod memmon
+t "the gates went with the module" test ! -e $P
+exit $failed
