@@ -13,7 +13,11 @@ set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/vm/instr.sh
 
+# The sleeps must outlast rmmod and the checks after it: 10 s on the stock
+# kernel; on the debug kernel (KASAN, lockdep) detaching the hooks alone
+# takes tens of seconds under TCG, and 10 s was seen to run out there.
 DELAY_MS=10000
+[ -e /sys/kernel/debug/kmemleak ] && DELAY_MS=60000
 n=0
 # The test VM always has these (modules of the stock kernel, built into
 # the debug one): not being able to set them up is a failure, not a skip.
