@@ -19,22 +19,11 @@
 #include <jansson.h>
 #include <memmon/trace.h>
 #include "builtin.h"
+#include "region_map.h"
 
 #define HOT_REGIONS	10
 #define LEAKS_SHOWN	20
 #define LAT_BUCKETS	64
-
-struct region {
-	__u64 start, end;
-	__u32 prot;
-	__u32 flags;		/* mmap flags; 0 for brk */
-	bool file;
-	bool heap;		/* grown by brk */
-	__u64 dev, ino;
-	__u64 mapped_ns;
-	__u64 faults;
-	__u64 major;
-};
 
 struct proc {
 	__u32 tgid;
@@ -55,8 +44,7 @@ struct proc {
 	__u64 lat[LAT_BUCKETS];
 	__u64 faults_total;
 	__u64 marks;
-	struct region *r;
-	size_t nr, cap;
+	struct region_map map;	/* the live regions */
 	struct region hot[HOT_REGIONS];	/* retired regions, most faults */
 	size_t nr_hot;
 	struct proc *next;
@@ -116,109 +104,33 @@ static void retire_hot(struct proc *p, const struct region *r)
 		p->hot[min] = *r;
 }
 
-static int reserve(struct proc *p, size_t extra)
+static void retire_cb(void *ctx, const struct region *r)
 {
-	if (p->nr + extra > p->cap) {
-		size_t ncap = (p->cap ? p->cap * 2 : 16) + extra;
-		struct region *n = realloc(p->r, ncap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		p->r = n;
-		p->cap = ncap;
-	}
-	return 0;
+	retire_hot(ctx, r);
 }
 
-/* First region with end > addr. */
-static size_t lower(const struct proc *p, __u64 addr)
-{
-	size_t lo = 0, hi = p->nr;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (p->r[mid].end <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-/*
- * Remove [start, end) from the map, keeping the parts of regions outside
- * it; fully removed regions are retired (for the hot list). A region cut
- * in the middle keeps its fault counts on its left part.
- */
+/* Unmap [start, end) in p's model; retire: count what goes as hot. */
 static int carve(struct proc *p, __u64 start, __u64 end, bool retire)
 {
-	size_t i = lower(p, start), j;
-	struct region left, right;
-	bool has_left = false, has_right = false;
-	size_t n = 0;
+	long long gone = region_map_carve(&p->map, start, end,
+					  retire ? retire_cb : NULL, p);
 
-	if (start >= end)
-		return 0;
-	for (j = i; j < p->nr && p->r[j].start < end; j++) {
-		struct region *r = &p->r[j];
-		__u64 s = r->start > start ? r->start : start;
-		__u64 e = r->end < end ? r->end : end;
-
-		p->vm_now -= e - s;
-		if (r->start < start) {
-			left = *r;
-			left.end = start;
-			has_left = true;
-		}
-		if (r->end > end) {
-			right = *r;
-			right.start = end;
-			has_right = true;
-			/* One region cut in two: its counts stay on the left. */
-			if (r->start < start)
-				right.faults = right.major = 0;
-		}
-		if (retire && r->start >= start && r->end <= end)
-			retire_hot(p, r);
-	}
-	if (j == i)
-		return 0;
-	n = (size_t)has_left + (size_t)has_right;
-	if (reserve(p, n))
-		return -ENOMEM;
-	memmove(&p->r[i + n], &p->r[j], (p->nr - j) * sizeof(*p->r));
-	p->nr = p->nr - (j - i) + n;
-	if (has_left)
-		p->r[i++] = left;
-	if (has_right)
-		p->r[i] = right;
+	if (gone < 0)
+		return (int)gone;
+	p->vm_now -= (__u64)gone;
 	return 0;
 }
 
 static int map_region(struct proc *p, const struct region *nr)
 {
-	size_t i;
+	long long gone = region_map_insert(&p->map, nr, retire_cb, p);
 
-	if (nr->start >= nr->end)
-		return 0;
-	if (carve(p, nr->start, nr->end, true) || reserve(p, 1))
-		return -ENOMEM;
-	i = lower(p, nr->start);
-	memmove(&p->r[i + 1], &p->r[i], (p->nr - i) * sizeof(*p->r));
-	p->r[i] = *nr;
-	p->nr++;
-	p->vm_now += nr->end - nr->start;
+	if (gone < 0)
+		return (int)gone;
+	p->vm_now += nr->end - nr->start - (__u64)gone;
 	if (p->vm_now > p->vm_peak)
 		p->vm_peak = p->vm_now;
 	return 0;
-}
-
-static struct region *find(struct proc *p, __u64 addr)
-{
-	size_t i = lower(p, addr);
-
-	return i < p->nr && p->r[i].start <= addr ? &p->r[i] : NULL;
 }
 
 #define PAGE_ALIGN_UP(x) (((x) + 4095) & ~4095ULL)
@@ -262,10 +174,10 @@ static void on_syscall(struct report *rp, struct proc *p,
 		rp->err = carve(p, a[0], a[0] + PAGE_ALIGN_UP(a[1]), true) ?: rp->err;
 		break;
 	case MEMMON_SYS_MREMAP: {
-		struct region *old = find(p, a[0]);
+		long old = region_map_find(&p->map, a[0]);
 
-		if (old)
-			nr = *old;
+		if (old >= 0)
+			region_map_get(&p->map, (size_t)old, &nr);
 		else
 			nr.prot = 3;
 		nr.faults = nr.major = 0;
@@ -304,17 +216,13 @@ static void on_syscall(struct report *rp, struct proc *p,
 		p->unlocked += a[1];
 		p->call_bytes[sc->sys] += a[1];
 		break;
-	case MEMMON_SYS_MPROTECT: {
-		size_t i;
-
+	case MEMMON_SYS_MPROTECT:
 		p->call_bytes[sc->sys] += a[1];
 		/* Only whole regions change prot here: good enough for the
 		 * leak list, which shows the prot regions had at the end.
 		 */
-		for (i = lower(p, a[0]); i < p->nr && p->r[i].start < a[0] + a[1]; i++)
-			p->r[i].prot = (__u32)a[2];
+		region_map_set_prot(&p->map, a[0], a[0] + a[1], (__u32)a[2]);
 		break;
-	}
 	case MEMMON_SYS_MADVISE:
 		p->call_bytes[sc->sys] += a[1];
 		break;
@@ -333,16 +241,12 @@ static void on_fault(struct proc *p, const struct memmon_rec_fault *f)
 	unsigned int cls = f->fclass <= MEMMON_FCLASS_OTHER ? f->fclass :
 			   MEMMON_FCLASS_OTHER + 1;
 	bool major = f->flags & MEMMON_FAULTF_MAJOR;
-	struct region *r = find(p, f->addr);
 
 	p->faults_total++;
 	p->faults[cls][major]++;
 	p->results[f->result <= MEMMON_FRES_OTHER ? f->result : MEMMON_FRES_OTHER + 1]++;
 	p->lat[log2_bucket(f->duration_ns)]++;
-	if (r) {
-		r->faults++;
-		r->major += major;
-	}
+	region_map_fault(&p->map, f->addr, major);
 }
 
 static void on_fork(struct report *rp, struct proc *parent,
@@ -360,9 +264,11 @@ static void on_fork(struct report *rp, struct proc *parent,
 	if (parent->exe && !c->exe)
 		c->exe = strdup(parent->exe);
 	/* fork copies the address space (CLONE_VM shares it: same model). */
-	if (!c->nr && parent->nr && !reserve(c, parent->nr)) {
-		memcpy(c->r, parent->r, parent->nr * sizeof(*c->r));
-		c->nr = parent->nr;
+	if (!c->map.nr && parent->map.nr) {
+		if (region_map_copy(&c->map, &parent->map)) {
+			rp->err = -ENOMEM;
+			return;
+		}
 		c->vm_now = c->vm_peak = parent->vm_now;
 	}
 }
@@ -427,7 +333,7 @@ static int report_cb(void *ctx, const struct memmon_rec_header *rec)
 			free(p->exe);
 			p->exe = strdup(e->path);
 			/* A new address space: the old regions are gone. */
-			p->nr = 0;
+			region_map_clear(&p->map);
 			p->vm_now = 0;
 		}
 		break;
@@ -523,15 +429,16 @@ static int cmp_region_size(const void *a, const void *b)
 /* Hot regions: live and retired, by faults. Caller frees. */
 static struct region *hot_list(const struct proc *p, size_t *n)
 {
-	struct region *all = malloc((p->nr + p->nr_hot + 1) * sizeof(*all));
+	size_t nr = p->map.nr;
+	struct region *all = malloc((nr + p->nr_hot + 1) * sizeof(*all));
 
 	*n = 0;
 	if (!all)
 		return NULL;
-	memcpy(all, p->r, p->nr * sizeof(*all));
-	memcpy(all + p->nr, p->hot, p->nr_hot * sizeof(*all));
-	qsort(all, p->nr + p->nr_hot, sizeof(*all), cmp_region_faults);
-	while (*n < p->nr + p->nr_hot && *n < HOT_REGIONS && all[*n].faults)
+	region_map_export(&p->map, all);
+	memcpy(all + nr, p->hot, p->nr_hot * sizeof(*all));
+	qsort(all, nr + p->nr_hot, sizeof(*all), cmp_region_faults);
+	while (*n < nr + p->nr_hot && *n < HOT_REGIONS && all[*n].faults)
 		(*n)++;
 	return all;
 }
@@ -626,18 +533,18 @@ static void print_proc(const struct report *rp, const struct proc *p)
 		free(list);
 	}
 
-	if (p->nr) {
-		list = malloc(p->nr * sizeof(*list));
+	if (p->map.nr) {
+		list = malloc(p->map.nr * sizeof(*list));
 		if (!list)
 			return;
-		memcpy(list, p->r, p->nr * sizeof(*list));
-		qsort(list, p->nr, sizeof(*list), cmp_region_size);
-		for (i = 0; i < p->nr; i++)
+		region_map_export(&p->map, list);
+		qsort(list, p->map.nr, sizeof(*list), cmp_region_size);
+		for (i = 0; i < p->map.nr; i++)
 			total += list[i].end - list[i].start;
 		printf("  still mapped at %s (leak candidates): %zu regions, %s\n",
-		       p->exited ? "exit" : "the end of the trace", p->nr,
+		       p->exited ? "exit" : "the end of the trace", p->map.nr,
 		       human(b1, sizeof(b1), total));
-		for (i = 0; i < p->nr && i < LEAKS_SHOWN; i++) {
+		for (i = 0; i < p->map.nr && i < LEAKS_SHOWN; i++) {
 			prot_str(prot, list[i].prot);
 			fmt_time(rp, list[i].mapped_ns, t, sizeof(t));
 			printf("    %#llx %10s %s %-24s mapped at %s\n",
@@ -645,8 +552,8 @@ static void print_proc(const struct report *rp, const struct proc *p)
 			       human(b1, sizeof(b1), list[i].end - list[i].start),
 			       prot, region_what(rp, &list[i]), t);
 		}
-		if (p->nr > LEAKS_SHOWN)
-			printf("    ... %zu more\n", p->nr - LEAKS_SHOWN);
+		if (p->map.nr > LEAKS_SHOWN)
+			printf("    ... %zu more\n", p->map.nr - LEAKS_SHOWN);
 		free(list);
 	}
 }
@@ -739,8 +646,12 @@ static json_t *proc_json(const struct report *rp, const struct proc *p)
 		json_array_append_new(hot, region_json(rp, &list[i]));
 	free(list);
 	json_object_set_new(o, "hottest_regions", hot);
-	for (i = 0; i < p->nr; i++)
-		json_array_append_new(leaks, region_json(rp, &p->r[i]));
+	for (i = 0; i < p->map.nr; i++) {
+		struct region r;
+
+		region_map_get(&p->map, i, &r);
+		json_array_append_new(leaks, region_json(rp, &r));
+	}
 	json_object_set_new(o, "still_mapped", leaks);
 	return o;
 }
@@ -873,7 +784,7 @@ int cmd_report(int argc, char **argv)
 	ret = tool_close_stdout(cmd);
 out:
 	for (i = 0; i < rp.nr_procs; i++) {
-		free(rp.list[i]->r);
+		region_map_fini(&rp.list[i]->map);
 		free(rp.list[i]->exe);
 		free(rp.list[i]);
 	}

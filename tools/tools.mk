@@ -28,7 +28,7 @@ TOOLS_LIBS	:= -lurcu-cds -lurcu -lurcu-common -lpthread
 
 tools: $(TOOLS_BIN)
 
-$(B)/bin/obj/%.o: tools/%.c tools/builtin.h $(wildcard libmemmon/include/memmon/*.h) \
+$(B)/bin/obj/%.o: tools/%.c $(wildcard tools/*.h) $(wildcard libmemmon/include/memmon/*.h) \
 		uapi/linux/memmon.h uapi/memmon_names.h
 	@mkdir -p $(@D)
 	$(CC) $(TOOLS_CFLAGS) -c -o $@ $<

@@ -1,0 +1,301 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * memmon report's address-space model (tools/region_map.c) against a
+ * naive one: an unsorted list of regions where every operation is a scan.
+ * Random mmap/munmap/fault sequences over a small address space (so that
+ * overlaps, cuts in two and exact hits are common), compared after every
+ * step: the regions and their fault counts, the bytes each operation
+ * reports, and what it retired. Also the branch-free search at every size
+ * and position, and copy/clear.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include "region_map.h"
+
+#define PG	4096ULL
+#define SPAN	256		/* pages of address space */
+#define MAXR	(4 * SPAN)
+
+/* ---- the oracle --------------------------------------------------------- */
+
+struct naive {
+	struct region r[MAXR];
+	size_t nr;
+	__u64 retired_faults;	/* sum over regions retired whole */
+	size_t retired;
+};
+
+static long long naive_carve(struct naive *n, __u64 start, __u64 end,
+			     bool retire)
+{
+	struct region keep[MAXR];
+	size_t i, k = 0;
+	__u64 gone = 0;
+
+	for (i = 0; i < n->nr; i++) {
+		struct region *r = &n->r[i], piece;
+
+		if (r->end <= start || r->start >= end) {
+			keep[k++] = *r;
+			continue;
+		}
+		gone += (r->end < end ? r->end : end) - (r->start > start ? r->start : start);
+		if (r->start < start) {
+			piece = *r;
+			piece.end = start;
+			keep[k++] = piece;
+		}
+		if (r->end > end) {
+			piece = *r;
+			piece.start = end;
+			if (r->start < start) {
+				piece.faults = 0;
+				piece.major = 0;
+			}
+			keep[k++] = piece;
+		}
+		if (retire && r->start >= start && r->end <= end) {
+			n->retired++;
+			n->retired_faults += r->faults;
+		}
+	}
+	memcpy(n->r, keep, k * sizeof(*keep));
+	n->nr = k;
+	return (long long)gone;
+}
+
+static long long naive_insert(struct naive *n, const struct region *r)
+{
+	long long gone = naive_carve(n, r->start, r->end, true);
+
+	n->r[n->nr++] = *r;
+	return gone;
+}
+
+static void naive_fault(struct naive *n, __u64 addr, bool major)
+{
+	size_t i;
+
+	for (i = 0; i < n->nr; i++)
+		if (n->r[i].start <= addr && addr < n->r[i].end) {
+			n->r[i].faults++;
+			n->r[i].major += major;
+		}
+}
+
+static int by_start(const void *a, const void *b)
+{
+	const struct region *x = a, *y = b;
+
+	return (x->start > y->start) - (x->start < y->start);
+}
+
+/* ---- the comparison ----------------------------------------------------- */
+
+struct retired {
+	__u64 faults;
+	size_t n;
+};
+
+static void retire_cb(void *ctx, const struct region *r)
+{
+	struct retired *t = ctx;
+
+	t->n++;
+	t->faults += r->faults;
+}
+
+static void assert_same(const struct region_map *m, struct naive *n)
+{
+	struct region got[MAXR];
+	size_t i;
+
+	assert_int_equal(m->nr, n->nr);
+	qsort(n->r, n->nr, sizeof(n->r[0]), by_start);
+	region_map_export(m, got);
+	for (i = 0; i < n->nr; i++) {
+		assert_int_equal(got[i].start, n->r[i].start);
+		assert_int_equal(got[i].end, n->r[i].end);
+		assert_int_equal(got[i].faults, n->r[i].faults);
+		assert_int_equal(got[i].major, n->r[i].major);
+		assert_int_equal(got[i].ino, n->r[i].ino);
+		assert_int_equal(m->starts[i], n->r[i].start);
+		assert_int_equal(m->ends[i], n->r[i].end);
+	}
+}
+
+static __u64 rnd_page(void)
+{
+	return (__u64)(rand() % SPAN) * PG;
+}
+
+static void test_random_against_naive(void **state)
+{
+	static struct naive n;
+	struct region_map m;
+	struct retired t = { 0 };
+	unsigned int round, step;
+	__u64 ino = 1;
+
+	(void)state;
+	for (round = 0; round < 40; round++) {
+		srand(round);
+		memset(&n, 0, sizeof(n));
+		t = (struct retired){ 0 };
+		region_map_init(&m);
+		for (step = 0; step < 2000; step++) {
+			int op = rand() % 10;
+			__u64 a = rnd_page(), len = (1 + (__u64)(rand() % 24)) * PG;
+
+			if (op < 3) {
+				struct region r = { .start = a, .end = a + len,
+						    .ino = ino++, .prot = 3 };
+
+				assert_int_equal(region_map_insert(&m, &r, retire_cb, &t),
+						 naive_insert(&n, &r));
+			} else if (op < 5) {
+				assert_int_equal(region_map_carve(&m, a, a + len, retire_cb, &t),
+						 naive_carve(&n, a, a + len, true));
+			} else if (op == 5) {
+				/* mremap's source: carved, not retired */
+				assert_int_equal(region_map_carve(&m, a, a + len, NULL, NULL),
+						 naive_carve(&n, a, a + len, false));
+			} else {
+				__u64 addr = a + (__u64)(rand() % 4096);
+				bool major = rand() % 3 == 0;
+				long i = region_map_find(&m, addr);
+				size_t k;
+				bool inside = false;
+
+				for (k = 0; k < n.nr; k++)
+					inside |= n.r[k].start <= addr && addr < n.r[k].end;
+				assert_int_equal(i >= 0, inside);
+				if (i >= 0)
+					assert_true(m.starts[i] <= addr && addr < m.ends[i]);
+				region_map_fault(&m, addr, major);
+				naive_fault(&n, addr, major);
+			}
+			assert_same(&m, &n);
+			assert_int_equal(t.n, n.retired);
+			assert_int_equal(t.faults, n.retired_faults);
+		}
+		region_map_fini(&m);
+	}
+}
+
+/* A region cut in two keeps its counts on the left; the right starts at 0. */
+static void test_cut_in_two(void **state)
+{
+	struct region_map m;
+	struct region r = { .start = 10 * PG, .end = 20 * PG }, got[3];
+
+	(void)state;
+	region_map_init(&m);
+	assert_int_equal(region_map_insert(&m, &r, NULL, NULL), 0);
+	region_map_fault(&m, 11 * PG, true);
+	region_map_fault(&m, 19 * PG + 5, false);
+	region_map_fault(&m, 20 * PG, false);	/* outside: end is exclusive */
+	assert_int_equal(region_map_carve(&m, 14 * PG, 16 * PG, NULL, NULL), 2 * PG);
+	assert_int_equal(m.nr, 2);
+	region_map_export(&m, got);
+	assert_int_equal(got[0].start, 10 * PG);
+	assert_int_equal(got[0].end, 14 * PG);
+	assert_int_equal(got[0].faults, 2);
+	assert_int_equal(got[0].major, 1);
+	assert_int_equal(got[1].start, 16 * PG);
+	assert_int_equal(got[1].end, 20 * PG);
+	assert_int_equal(got[1].faults, 0);
+	assert_int_equal(region_map_find(&m, 15 * PG), -1);
+	assert_int_equal(region_map_find(&m, 16 * PG), 1);
+	assert_int_equal(region_map_find(&m, 9 * PG), -1);
+	region_map_fini(&m);
+}
+
+/* The branch-free search is a lower bound at every size and position. */
+static void test_lower_every_size(void **state)
+{
+	struct region_map m;
+	size_t nr, i, want;
+	__u64 addr;
+
+	(void)state;
+	region_map_init(&m);
+	for (nr = 0; nr <= 70; nr++) {
+		region_map_clear(&m);
+		for (i = 0; i < nr; i++) {
+			/* regions [3i+1, 3i+2) pages: gaps on both sides */
+			struct region r = { .start = (3 * i + 1) * PG,
+					    .end = (3 * i + 2) * PG };
+
+			assert_int_equal(region_map_insert(&m, &r, NULL, NULL), 0);
+		}
+		assert_int_equal(m.nr, nr);
+		/* every page edge, one byte either side, and mid-page */
+		for (addr = 0; addr <= (3 * nr + 3) * PG; addr += PG / 2) {
+			__u64 at[3] = { addr, addr + 1, addr ? addr - 1 : 0 };
+			unsigned int k;
+
+			for (k = 0; k < 3; k++) {
+				for (want = 0; want < nr && m.ends[want] <= at[k]; want++)
+					;
+				assert_int_equal(region_map_lower(&m, at[k]), want);
+			}
+		}
+		assert_int_equal(region_map_lower(&m, ~0ULL), nr);
+	}
+	region_map_fini(&m);
+}
+
+static void test_copy_clear(void **state)
+{
+	struct region_map a, b;
+	struct region r = { .start = PG, .end = 3 * PG, .ino = 7 }, got;
+	unsigned int i;
+
+	(void)state;
+	region_map_init(&a);
+	region_map_init(&b);
+	for (i = 0; i < 100; i++) {
+		r.start = (__u64)(2 * i + 1) * PG;
+		r.end = r.start + PG;
+		r.ino = i;
+		assert_int_equal(region_map_insert(&a, &r, NULL, NULL), 0);
+	}
+	/* Holes in a's pool, so the copy must follow the order, not the pool. */
+	assert_true(region_map_carve(&a, 0, 40 * PG, NULL, NULL) > 0);
+	region_map_fault(&a, 51 * PG, false);
+	assert_int_equal(region_map_copy(&b, &a), 0);
+	assert_int_equal(b.nr, a.nr);
+	for (i = 0; i < a.nr; i++) {
+		struct region x;
+
+		region_map_get(&a, i, &x);
+		region_map_get(&b, i, &got);
+		assert_memory_equal(&x, &got, sizeof(x));
+	}
+	/* Independent: a fault on the copy is not on the original. */
+	region_map_fault(&b, 53 * PG, true);
+	assert_int_equal(a.count[region_map_find(&a, 53 * PG)].faults, 0);
+	region_map_clear(&b);
+	assert_int_equal(b.nr, 0);
+	assert_int_equal(region_map_find(&b, 53 * PG), -1);
+	region_map_fini(&a);
+	region_map_fini(&b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_random_against_naive),
+		cmocka_unit_test(test_cut_in_two),
+		cmocka_unit_test(test_lower_every_size),
+		cmocka_unit_test(test_copy_clear),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A process's address space as `memmon report` models it: disjoint
+ * regions [start, end), looked up by address once per page fault and
+ * changed by every mmap/munmap/mremap/brk.
+ *
+ * Layout (structure of arrays): the sorted order holds only what a fault
+ * and an insert touch, starts[], ends[], count[] and slot[] (36 bytes a
+ * region); the rest of each region (struct region, 72 bytes) stays put
+ * in a pool and slot[i] says where the i-th lowest lives. A fault is a
+ * branch-free binary search over ends[] (8 bytes a probe), tried after a
+ * one-entry cache of the last hit (faults of real programs cluster), and
+ * an increment in count[]: it never touches the pool, so the model's
+ * working set per fault is the packed arrays. An insert or removal moves
+ * 36 bytes per region after it, not 72.
+ *
+ * Single-threaded; no locking.
+ */
+#ifndef MEMMON_TOOLS_REGION_MAP_H
+#define MEMMON_TOOLS_REGION_MAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+struct region {
+	__u64 start, end;
+	__u32 prot;
+	__u32 flags;		/* mmap flags; 0 for brk */
+	bool file;
+	bool heap;		/* grown by brk */
+	__u64 dev, ino;
+	__u64 mapped_ns;
+	__u64 faults;
+	__u64 major;
+};
+
+struct region_count {
+	__u64 faults, major;
+};
+
+struct region_map {
+	__u64 *starts;		/* [cap] sorted order: starts[i] < ends[i] <= starts[i+1] */
+	__u64 *ends;		/* [cap] */
+	struct region_count *count; /* [cap] the faults (pool's are stale) */
+	__u32 *slot;		/* [cap] index into pool */
+	size_t nr, cap;
+	struct region *pool;	/* [cap] */
+	size_t pool_nr;		/* pool entries ever used: nr + nr_freed */
+	__u32 *freed;		/* [cap] pool entries free for reuse */
+	size_t nr_freed;
+	size_t last;		/* where the last lookup hit: a hint only */
+};
+
+/* Called for each region removed whole by region_map_carve(). */
+typedef void (*region_retire_fn)(void *ctx, const struct region *r);
+
+static inline void region_map_init(struct region_map *m)
+{
+	*m = (struct region_map){ 0 };
+}
+
+void region_map_fini(struct region_map *m);
+/* Forget every region (exec: a new address space); keeps the memory. */
+void region_map_clear(struct region_map *m);
+/* dst (empty) becomes a copy of src. -ENOMEM leaves dst empty. */
+int region_map_copy(struct region_map *dst, const struct region_map *src);
+
+/* The i-th lowest region, i < nr, into *r. */
+void region_map_get(const struct region_map *m, size_t i, struct region *r);
+/* Copy the regions, lowest first, to out[0..nr). */
+void region_map_export(const struct region_map *m, struct region *out);
+
+/* The first region with end > addr (nr if none). */
+size_t region_map_lower(const struct region_map *m, __u64 addr);
+/* The order position of the region holding addr, or -1. */
+long region_map_find(struct region_map *m, __u64 addr);
+/* A fault at addr: count it on the region holding it, if any. */
+static inline void region_map_fault(struct region_map *m, __u64 addr, bool major)
+{
+	long i = region_map_find(m, addr);
+
+	if (i >= 0) {
+		m->count[i].faults++;
+		m->count[i].major += major;
+	}
+}
+
+/* Regions overlapping [start, end) get prot, whole (see on_syscall()). */
+void region_map_set_prot(struct region_map *m, __u64 start, __u64 end,
+			 __u32 prot);
+
+/*
+ * Remove [start, end): regions inside it go (retire(ctx, r) is called for
+ * each if retire is not NULL), regions across an edge keep their outside
+ * part. A region cut in two keeps its counts on the left part. Returns the
+ * bytes that were mapped in [start, end), or -ENOMEM (nothing changed).
+ */
+long long region_map_carve(struct region_map *m, __u64 start, __u64 end,
+			   region_retire_fn retire, void *ctx);
+/*
+ * Map r: whatever overlapped it is carved out first (and retired). Returns
+ * the bytes that were replaced, or -ENOMEM (nothing changed).
+ */
+long long region_map_insert(struct region_map *m, const struct region *r,
+			    region_retire_fn retire, void *ctx);
+
+#endif
