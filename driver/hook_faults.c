@@ -241,7 +241,7 @@ static int memmon_fault_entry(struct kretprobe_instance *ri, struct pt_regs *reg
 	unsigned int flags = regs->dx;
 	struct pt_regs *fregs = (struct pt_regs *)regs->cx;
 
-	if (!memmon_hook_sessions(current, MEMMON_EV_FAULT, 0))
+	if (!memmon_gate_take(current, MEMMON_EV_FAULT, 0))
 		return 1;
 
 	call->addr = addr;

@@ -388,7 +388,7 @@ static int memmon_sys_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	const struct pt_regs *u = (const struct pt_regs *)regs->di;
 	struct memmon_ia32_mmap_args a;
 
-	if (!memmon_hook_sessions(current, MEMMON_EV_SYSCALL, h->sys))
+	if (!memmon_gate_take(current, MEMMON_EV_SYSCALL, h->sys))
 		return 1;
 
 	call->args_valid = true;

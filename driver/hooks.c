@@ -91,15 +91,25 @@ static DECLARE_DELAYED_WORK(memmon_hooks_linger, memmon_hooks_linger_fn);
  * tests that check the gates really work.
  */
 static DEFINE_PER_CPU(unsigned long, memmon_gate_skipped);
+DEFINE_PER_CPU(struct memmon_gate_pass, memmon_gate_pass);
 static unsigned int memmon_gates_armed;
 
 static int memmon_gate_pre(struct kprobe *p, struct pt_regs *regs)
 {
 	struct memmon_gate *g = container_of(p, struct memmon_gate, kp);
 	struct list_head *krp = &g->krp->kp.list;
+	u64 sessions = memmon_hook_sessions(current, g->ev, g->sys);
 
-	if (memmon_hook_sessions(current, g->ev, g->sys))
-		return 0;	/* watched: on to the kretprobe */
+	if (sessions) {
+		/* watched: on to the kretprobe, with the verdict */
+		struct memmon_gate_pass *pass = this_cpu_ptr(&memmon_gate_pass);
+
+		pass->task = current;
+		pass->sessions = sessions;
+		pass->ev = g->ev;
+		pass->sys = g->sys;
+		return 0;
+	}
 	if (READ_ONCE(p->list.next) != krp ||
 	    READ_ONCE(krp->next) != READ_ONCE(p->list.prev))
 		return 0;	/* not alone with it: let every probe run */

@@ -114,6 +114,48 @@ void memmon_gate_arm(struct memmon_gate *g, struct kretprobe *krp,
 		     enum memmon_event ev, unsigned int sys);
 void memmon_gates_disarm(struct memmon_gate **g, unsigned int n);
 
+/*
+ * struct memmon_gate_pass - a gate's verdict, handed to the kretprobe
+ * behind it so that a watched call looks the task up once, not twice.
+ *
+ * Written by memmon_gate_pre() for a watched task, read and cleared by the
+ * kretprobe's entry handler (memmon_gate_take()). Both run on one CPU in
+ * one kprobe_ftrace_handler() call, back to back, preemption disabled, and
+ * no kprobe can nest between them (kprobe_running() is set): per CPU, no
+ * atomics. A pass the entry handler never takes (the gate was disarmed
+ * in between, or a task other than current) is never used: the entry
+ * handler takes it only for the same task, event and syscall, and else
+ * looks up itself. A stale but matching pass could only make the
+ * kretprobe hook one return it would not have; the return handler looks
+ * up again before it records anything.
+ */
+struct memmon_gate_pass {
+	struct task_struct *task;
+	u64 sessions;
+	enum memmon_event ev;
+	unsigned int sys;
+};
+
+DECLARE_PER_CPU(struct memmon_gate_pass, memmon_gate_pass);
+
+/*
+ * memmon_gate_take() - memmon_hook_sessions() for a kretprobe's entry
+ * handler: the gate's verdict if it left one for this call.
+ * Context: the kretprobe's entry handler (preemption disabled).
+ */
+static __always_inline u64 memmon_gate_take(struct task_struct *task,
+					    enum memmon_event ev,
+					    unsigned int sys)
+{
+	struct memmon_gate_pass *p = this_cpu_ptr(&memmon_gate_pass);
+
+	if (p->task == task && p->ev == ev && p->sys == sys) {
+		p->task = NULL;
+		return p->sessions;
+	}
+	return memmon_hook_sessions(task, ev, sys);
+}
+
 /* The groups (each: all-or-nothing attach, see the top of this file). */
 int memmon_sys_attach(void);
 void memmon_sys_detach(void);
