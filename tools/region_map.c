@@ -8,15 +8,30 @@
 #include <string.h>
 #include "region_map.h"
 
+/* The start of each order buffer (the views point lo entries in). */
+#define BUF(m, field)	((m)->field - (m)->lo)
+
 void region_map_fini(struct region_map *m)
 {
-	free(m->starts);
-	free(m->ends);
-	free(m->count);
-	free(m->slot);
+	if (m->cap) {
+		free(BUF(m, starts));
+		free(BUF(m, ends));
+		free(BUF(m, count));
+		free(BUF(m, slot));
+	}
 	free(m->pool);
 	free(m->freed);
 	region_map_init(m);
+}
+
+/* Point the views at position lo of the buffers. */
+static void set_lo(struct region_map *m, size_t lo)
+{
+	m->starts = BUF(m, starts) + lo;
+	m->ends = BUF(m, ends) + lo;
+	m->count = BUF(m, count) + lo;
+	m->slot = BUF(m, slot) + lo;
+	m->lo = lo;
 }
 
 void region_map_clear(struct region_map *m)
@@ -25,6 +40,8 @@ void region_map_clear(struct region_map *m)
 	m->pool_nr = 0;
 	m->nr_freed = 0;
 	m->last = 0;
+	if (m->cap)
+		set_lo(m, m->cap / 2);
 }
 
 /* *p grows to n elements of size; on failure *p is unchanged. */
@@ -41,21 +58,92 @@ static bool grow(void *p, size_t n, size_t size)
 /* Room for extra more regions, in the order and in the pool. */
 static int reserve(struct region_map *m, size_t extra)
 {
+	__u64 *starts, *ends;
+	struct region_count *count;
+	__u32 *slot;
 	size_t cap;
 
-	if (m->nr + extra <= m->cap && m->pool_nr + extra <= m->cap)
+	if (m->pool_nr + extra <= m->cap)	/* pool_nr >= nr */
 		return 0;
 	cap = (m->cap ? m->cap * 2 : 16) + extra;
-	/* A failure part-way leaves bigger arrays and the old cap: harmless. */
-	if (!grow(&m->starts, cap, sizeof(*m->starts)) ||
-	    !grow(&m->ends, cap, sizeof(*m->ends)) ||
-	    !grow(&m->count, cap, sizeof(*m->count)) ||
-	    !grow(&m->slot, cap, sizeof(*m->slot)) ||
+	starts = m->cap ? BUF(m, starts) : NULL;
+	ends = m->cap ? BUF(m, ends) : NULL;
+	count = m->cap ? BUF(m, count) : NULL;
+	slot = m->cap ? BUF(m, slot) : NULL;
+	/*
+	 * A failure part-way leaves some buffers bigger and the old cap:
+	 * harmless, but the views must follow the buffers that moved.
+	 */
+	if (!grow(&starts, cap, sizeof(*starts)) ||
+	    !grow(&ends, cap, sizeof(*ends)) ||
+	    !grow(&count, cap, sizeof(*count)) ||
+	    !grow(&slot, cap, sizeof(*slot)) ||
 	    !grow(&m->pool, cap, sizeof(*m->pool)) ||
-	    !grow(&m->freed, cap, sizeof(*m->freed)))
+	    !grow(&m->freed, cap, sizeof(*m->freed))) {
+		if (m->cap) {
+			m->starts = starts + m->lo;
+			m->ends = ends + m->lo;
+			m->count = count + m->lo;
+			m->slot = slot + m->lo;
+		}
 		return -ENOMEM;
+	}
+	m->starts = starts + m->lo;
+	m->ends = ends + m->lo;
+	m->count = count + m->lo;
+	m->slot = slot + m->lo;
 	m->cap = cap;
 	return 0;
+}
+
+/* Buffer positions [from, from + n) move to [to, to + n). */
+static void move_buf(struct region_map *m, size_t to, size_t from, size_t n)
+{
+	memmove(BUF(m, starts) + to, BUF(m, starts) + from, n * sizeof(*m->starts));
+	memmove(BUF(m, ends) + to, BUF(m, ends) + from, n * sizeof(*m->ends));
+	memmove(BUF(m, count) + to, BUF(m, count) + from, n * sizeof(*m->count));
+	memmove(BUF(m, slot) + to, BUF(m, slot) + from, n * sizeof(*m->slot));
+}
+
+/*
+ * Order positions [i, j) become n holes at [i, i + n), the caller fills
+ * them; n + nr - (j - i) <= cap (reserved). Moves the shorter side: the
+ * part before i, or the part from j on; when that side has no room, the
+ * whole order is centred in its buffers first (cap at least doubles on
+ * growth, so this is amortised).
+ */
+static void make_holes(struct region_map *m, size_t i, size_t j, size_t n)
+{
+	size_t before = i, after = m->nr - j, lo = m->lo, d;
+
+	if (n == j - i)
+		return;
+	if (n < j - i) {		/* shrink by d: no room needed */
+		d = (j - i) - n;
+		if (before < after) {
+			move_buf(m, lo + d, lo, before);
+			set_lo(m, lo + d);
+		} else {
+			move_buf(m, lo + j - d, lo + j, after);
+		}
+	} else {			/* grow by d */
+		d = n - (j - i);
+		if (before < after ? lo < d : lo + m->nr + d > m->cap) {
+			size_t mid = (m->cap - m->nr - d) / 2;
+
+			move_buf(m, mid, lo, m->nr);
+			set_lo(m, mid);
+			lo = mid;
+		}
+		if (before < after && lo >= d) {
+			move_buf(m, lo - d, lo, before);
+			set_lo(m, lo - d);
+		} else {
+			/* centred leaves lo + nr + d <= cap */
+			move_buf(m, lo + j + d, lo + j, after);
+		}
+	}
+	m->nr = m->nr - (j - i) + n;
 }
 
 void region_map_get(const struct region_map *m, size_t i, struct region *r)
@@ -116,18 +204,7 @@ void region_map_set_prot(struct region_map *m, __u64 start, __u64 end, __u32 pro
 		m->pool[m->slot[i]].prot = prot;
 }
 
-/* Order positions [from, nr) move to [to, ...): reserved by the caller. */
-static void move_tail(struct region_map *m, size_t to, size_t from)
-{
-	size_t n = m->nr - from;
-
-	memmove(&m->starts[to], &m->starts[from], n * sizeof(*m->starts));
-	memmove(&m->ends[to], &m->ends[from], n * sizeof(*m->ends));
-	memmove(&m->count[to], &m->count[from], n * sizeof(*m->count));
-	memmove(&m->slot[to], &m->slot[from], n * sizeof(*m->slot));
-}
-
-/* Put r at order position i (a hole made by move_tail), in a pool entry. */
+/* Put r at order position i (a hole of make_holes()), in a pool entry. */
 static void place(struct region_map *m, size_t i, const struct region *r)
 {
 	__u32 s = m->nr_freed ? m->freed[--m->nr_freed] : (__u32)m->pool_nr++;
@@ -155,38 +232,39 @@ long long region_map_carve(struct region_map *m, __u64 start, __u64 end,
 		return -ENOMEM;
 	i = region_map_lower(m, start);
 	for (j = i; j < m->nr && m->starts[j] < end; j++) {
-		struct region reg, *r = &reg;
-		__u64 s, e;
+		__u64 rs = m->starts[j], re = m->ends[j];
+		struct region r;
 
-		region_map_get(m, j, r);
-		s = r->start > start ? r->start : start;
-		e = r->end < end ? r->end : end;
-
-		gone += e - s;
-		if (r->start < start) {
-			left = *r;
-			left.end = start;
-			has_left = true;
-		}
-		if (r->end > end) {
-			right = *r;
-			right.start = end;
-			has_right = true;
-			/* One region cut in two: its counts stay on the left. */
-			if (r->start < start) {
-				right.faults = 0;
-				right.major = 0;
+		gone += (re < end ? re : end) - (rs > start ? rs : start);
+		if (rs < start || re > end) {
+			/* Cut: what stays outside needs the whole region. */
+			region_map_get(m, j, &r);
+			if (rs < start) {
+				left = r;
+				left.end = start;
+				has_left = true;
 			}
+			if (re > end) {
+				right = r;
+				right.start = end;
+				has_right = true;
+				/* Cut in two: the counts stay on the left. */
+				if (rs < start) {
+					right.faults = 0;
+					right.major = 0;
+				}
+			}
+		} else if (retire && m->count[j].faults) {
+			/* Gone whole: the pool is read only if it counts. */
+			region_map_get(m, j, &r);
+			retire(ctx, &r);
 		}
-		if (retire && r->start >= start && r->end <= end)
-			retire(ctx, r);
 		m->freed[m->nr_freed++] = m->slot[j];
 	}
 	if (j == i)
 		return 0;
 	n = (size_t)has_left + (size_t)has_right;
-	move_tail(m, i + n, j);
-	m->nr = m->nr - (j - i) + n;
+	make_holes(m, i, j, n);
 	if (has_left)
 		place(m, i++, &left);
 	if (has_right)
@@ -207,8 +285,7 @@ long long region_map_insert(struct region_map *m, const struct region *r,
 		return -ENOMEM;
 	gone = region_map_carve(m, r->start, r->end, retire, ctx);
 	i = region_map_lower(m, r->start);
-	move_tail(m, i + 1, i);
-	m->nr++;
+	make_holes(m, i, i, 1);
 	place(m, i, r);
 	return gone;
 }
@@ -220,6 +297,7 @@ int region_map_copy(struct region_map *dst, const struct region_map *src)
 	region_map_clear(dst);
 	if (reserve(dst, src->nr))
 		return -ENOMEM;
+	set_lo(dst, (dst->cap - src->nr) / 2);
 	for (i = 0; i < src->nr; i++) {
 		dst->pool[i] = src->pool[src->slot[i]];
 		dst->slot[i] = (__u32)i;

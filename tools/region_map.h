@@ -7,7 +7,8 @@
  * Layout (structure of arrays): the sorted order holds only what a fault
  * and an insert touch, starts[], ends[], count[] and slot[] (36 bytes a
  * region); the rest of each region (struct region, 72 bytes) stays put
- * in a pool and slot[i] says where the i-th lowest lives. A fault is a
+ * in a pool and slot[i] says where the i-th lowest lives. The order has
+ * room at both ends, so a change moves the shorter side of it. A fault is a
  * branch-free binary search over ends[] (8 bytes a probe), tried after a
  * one-entry cache of the last hit (faults of real programs cluster), and
  * an increment in count[]: it never touches the pool, so the model's
@@ -40,11 +41,17 @@ struct region_count {
 };
 
 struct region_map {
-	__u64 *starts;		/* [cap] sorted order: starts[i] < ends[i] <= starts[i+1] */
-	__u64 *ends;		/* [cap] */
-	struct region_count *count; /* [cap] the faults (pool's are stale) */
-	__u32 *slot;		/* [cap] index into pool */
-	size_t nr, cap;
+	/*
+	 * The order: nr regions at [lo, lo + nr) of buffers of cap, free
+	 * room on both sides, so that an insert or removal moves whichever
+	 * side of it is shorter (mmap hands out addresses top-down: most
+	 * new regions go in at the front). The views below point at [lo].
+	 */
+	__u64 *starts;		/* sorted: starts[i] < ends[i] <= starts[i+1] */
+	__u64 *ends;
+	struct region_count *count; /* the faults (the pool's are stale) */
+	__u32 *slot;		/* index into pool */
+	size_t nr, lo, cap;
 	struct region *pool;	/* [cap] */
 	size_t pool_nr;		/* pool entries ever used: nr + nr_freed */
 	__u32 *freed;		/* [cap] pool entries free for reuse */
@@ -52,7 +59,7 @@ struct region_map {
 	size_t last;		/* where the last lookup hit: a hint only */
 };
 
-/* Called for each region removed whole by region_map_carve(). */
+/* Called for each region with faults removed whole by region_map_carve(). */
 typedef void (*region_retire_fn)(void *ctx, const struct region *r);
 
 static inline void region_map_init(struct region_map *m)
@@ -92,8 +99,8 @@ void region_map_set_prot(struct region_map *m, __u64 start, __u64 end,
 
 /*
  * Remove [start, end): regions inside it go (retire(ctx, r) is called for
- * each if retire is not NULL), regions across an edge keep their outside
- * part. A region cut in two keeps its counts on the left part. Returns the
+ * each that had faults, if retire is not NULL), regions across an edge
+ * keep their outside part. A region cut in two keeps its counts on the left part. Returns the
  * bytes that were mapped in [start, end), or -ENOMEM (nothing changed).
  */
 long long region_map_carve(struct region_map *m, __u64 start, __u64 end,
