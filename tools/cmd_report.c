@@ -19,6 +19,7 @@
 #include <jansson.h>
 #include <memmon/trace.h>
 #include "builtin.h"
+#include "rec_pipe.h"
 #include "region_map.h"
 
 #define HOT_REGIONS	10
@@ -742,9 +743,12 @@ int cmd_report(int argc, char **argv)
 		fprintf(stderr, "memmon report: %s: truncated at offset %llu (the "
 			"recording did not finish); reporting what is there\n",
 			rp.path, (unsigned long long)in->truncated_at);
-	n = memmon_trace_reader__for_each(r, report_cb, &rp);
+	/* Read and merged on a thread of its own, modelled on this one. */
+	n = rec_pipe_for_each(r, report_cb, &rp, 0);
 	if (n < 0) {
-		tool_err(cmd, "%s: %s", rp.path, memmon_trace_reader__errmsg(r));
+		const char *msg = memmon_trace_reader__errmsg(r);
+
+		tool_err(cmd, "%s: %s", rp.path, *msg ? msg : strerror((int)-n));
 		goto out;
 	}
 	qsort(rp.list, rp.nr_procs, sizeof(*rp.list), cmp_proc);

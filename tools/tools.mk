@@ -69,3 +69,12 @@ $(LIB_DEVICE_TEST): tests/unit/test_lib_device.c $(B)/lib/libmemmon.a \
 	$(CC) $(TOOLS_CFLAGS) -o $@ $< $(B)/lib/libmemmon.a -lcmocka -ljansson -lzstd -lisal
 
 vm-tests: $(LIB_DEVICE_TEST)
+
+# rec_pipe's two threads under ThreadSanitizer as well (the handover of
+# batches between the reader and the consumer).
+UNIT_TESTS			+= test_cli_rec_pipe_tsan
+test_cli_rec_pipe_tsan_SRCS	:= tests/unit/test_cli_rec_pipe.c tools/rec_pipe.c $(LIB_SRCS)
+test_cli_rec_pipe_tsan_CFLAGS	:= -pthread -fsanitize=thread -O1 -iquote libmemmon \
+				   -I libmemmon/include -I tools
+test_cli_rec_pipe_tsan_LIBS	:= -fsanitize=thread -ljansson -lzstd -lisal -lpthread
+test_cli_rec_pipe_tsan_ENV	:= TSAN_OPTIONS=halt_on_error=1
