@@ -27,28 +27,34 @@
 #define LAT_BUCKETS	64
 
 struct proc {
+	/*
+	 * What every record touches first (the hash chain, the times), then
+	 * what every fault does (the map, the counters): a fault's updates
+	 * fall on a few adjacent lines of a struct of ~2 KiB.
+	 */
 	__u32 tgid;
 	__u32 parent;
-	char *exe;
-	bool exited;
-	__u32 exit_code;
-	__u64 peak_rss_kernel, peak_vm_kernel;
+	struct proc *next;
 	__u64 first_ns, last_ns;
+	__u64 faults_total;
+	struct region_map map;	/* the live regions */
+	__u64 faults[MEMMON_FCLASS_OTHER + 2][2];	/* [class][major] */
+	__u64 results[MEMMON_FRES_OTHER + 2];
+	__u64 lat[LAT_BUCKETS];
 	__u64 calls[MEMMON_SYS__COUNT];
 	__u64 failed[MEMMON_SYS__COUNT];
 	__u64 call_bytes[MEMMON_SYS__COUNT];
 	__u64 mapped, unmapped, locked, unlocked;
 	__u64 vm_now, vm_peak;
 	__u64 rss_peak;
-	__u64 faults[MEMMON_FCLASS_OTHER + 2][2];	/* [class][major] */
-	__u64 results[MEMMON_FRES_OTHER + 2];
-	__u64 lat[LAT_BUCKETS];
-	__u64 faults_total;
 	__u64 marks;
-	struct region_map map;	/* the live regions */
+	char *exe;
+	bool exited;
+	__u32 exit_code;
+	__u64 peak_rss_kernel, peak_vm_kernel;
 	struct region hot[HOT_REGIONS];	/* retired regions, most faults */
 	size_t nr_hot;
-	struct proc *next;
+	size_t hot_min;			/* the fewest faults in a full hot[] */
 };
 
 struct report {
@@ -88,26 +94,32 @@ static struct proc *proc_get(struct report *rp, __u32 tgid)
 	return p;
 }
 
-static void retire_hot(struct proc *p, const struct region *r)
+/*
+ * A region goes (unmapped whole): keep it if it is among the HOT_REGIONS
+ * with the most faults so far. hot[hot_min] is the coolest kept once the
+ * list is full; a region that would not replace it is never read from
+ * the map's pool.
+ */
+static void retire_cb(void *ctx, const struct region_map *m, size_t i)
 {
-	size_t i, min = 0;
+	struct proc *p = ctx;
+	__u64 faults = m->count[i].faults;
+	size_t k;
 
-	if (!r->faults)
+	if (!faults)
 		return;
 	if (p->nr_hot < HOT_REGIONS) {
-		p->hot[p->nr_hot++] = *r;
-		return;
+		region_map_get(m, i, &p->hot[p->nr_hot++]);
+	} else {
+		if (faults <= p->hot[p->hot_min].faults)
+			return;
+		region_map_get(m, i, &p->hot[p->hot_min]);
 	}
-	for (i = 1; i < HOT_REGIONS; i++)
-		if (p->hot[i].faults < p->hot[min].faults)
-			min = i;
-	if (r->faults > p->hot[min].faults)
-		p->hot[min] = *r;
-}
-
-static void retire_cb(void *ctx, const struct region *r)
-{
-	retire_hot(ctx, r);
+	if (p->nr_hot < HOT_REGIONS)
+		return;
+	for (k = 1, p->hot_min = 0; k < HOT_REGIONS; k++)
+		if (p->hot[k].faults < p->hot[p->hot_min].faults)
+			p->hot_min = k;
 }
 
 /* Unmap [start, end) in p's model; retire: count what goes as hot. */

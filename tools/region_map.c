@@ -254,10 +254,8 @@ long long region_map_carve(struct region_map *m, __u64 start, __u64 end,
 					right.major = 0;
 				}
 			}
-		} else if (retire && m->count[j].faults) {
-			/* Gone whole: the pool is read only if it counts. */
-			region_map_get(m, j, &r);
-			retire(ctx, &r);
+		} else if (retire) {
+			retire(ctx, m, j);
 		}
 		m->freed[m->nr_freed++] = m->slot[j];
 	}

@@ -59,8 +59,12 @@ struct region_map {
 	size_t last;		/* where the last lookup hit: a hint only */
 };
 
-/* Called for each region with faults removed whole by region_map_carve(). */
-typedef void (*region_retire_fn)(void *ctx, const struct region *r);
+/*
+ * Called for each region region_map_carve() removes whole, while it is
+ * still there: region_map_get(m, i, ...) reads it, m->count[i] is its
+ * faults (so a caller that only wants some need not touch the pool).
+ */
+typedef void (*region_retire_fn)(void *ctx, const struct region_map *m, size_t i);
 
 static inline void region_map_init(struct region_map *m)
 {
@@ -98,9 +102,8 @@ void region_map_set_prot(struct region_map *m, __u64 start, __u64 end,
 			 __u32 prot);
 
 /*
- * Remove [start, end): regions inside it go (retire(ctx, r) is called for
- * each that had faults, if retire is not NULL), regions across an edge
- * keep their outside part. A region cut in two keeps its counts on the left part. Returns the
+ * Remove [start, end): regions inside it go (retire is called for each,
+ * if not NULL), regions across an edge keep their outside part. A region cut in two keeps its counts on the left part. Returns the
  * bytes that were mapped in [start, end), or -ENOMEM (nothing changed).
  */
 long long region_map_carve(struct region_map *m, __u64 start, __u64 end,
