@@ -21,6 +21,7 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . "$(dirname "$0")/tap.sh"
+. "$(dirname "$0")/leak.sh"
 
 pids=()
 cleanup() {
@@ -47,35 +48,19 @@ cycle() {
 		rec_total=$((rec_total + nrec))
 	done
 }
-meminfo() { awk -v k="$1:" '$1 == k { print $2 }' /proc/meminfo; }
-settle() { sync; echo 3 >/proc/sys/vm/drop_caches; sleep 0.5; }
 
 # 100 cycles; 5 on the debug kernel (tests/check-debug), where KASAN and
 # lockdep make a cycle ~40 s instead of ~7 and kmemleak itself checks,
-# object by object, what the counters below can only bound.
+# object by object, what the counters of leak.sh can only bound.
 N=100
 [ -e /sys/kernel/debug/kmemleak ] && N=5
 
 t "5 warm-up cycles" cycle 5
-settle
-s0=$(meminfo SUnreclaim); p0=$(meminfo Percpu); v0=$(meminfo VmallocUsed)
+leak_mark
 rec_total=0
 t "$N cycles: load, watch a busy process for 100 ms, unload" cycle $N
-settle
-s1=$(meminfo SUnreclaim); p1=$(meminfo Percpu); v1=$(meminfo VmallocUsed)
+leak_check "$N cycles" 512
 echo "# $rec_total records over $N cycles"
-echo "# SUnreclaim ${s0} -> ${s1} kB, Percpu ${p0} -> ${p1} kB, VmallocUsed ${v0} -> ${v1} kB"
 t "the watched workload was recorded" test "$rec_total" -gt $N
 t "the workloads are still running" kill -0 "${pids[@]}"
-if [ -e /sys/kernel/debug/kmemleak ]; then
-	# The debug kernel: KASAN's quarantine keeps freed objects for a while
-	# and kmemleak adds its own metadata, so these counters grow with no
-	# leak. The runner's kmemleak scan after the suite checks the objects
-	# themselves and fails on any that memmon left behind.
-	echo "# debug kernel: memory counters not bounded (KASAN quarantine); kmemleak checks"
-else
-	t "unreclaimable slab grew by < 512 kB over $N cycles" test $((s1 - s0)) -lt 512
-	t "per-CPU memory grew by < 64 kB over $N cycles" test $((p1 - p0)) -lt 64
-	t "vmalloc use grew by < 256 kB over $N cycles" test $((v1 - v0)) -lt 256
-fi
 exit $failed

@@ -4,6 +4,7 @@
 # cycles with no leak in slab, per-CPU or vmalloc memory beyond noise.
 set -u
 . "$(dirname "$0")/tap.sh"
+. "$(dirname "$0")/leak.sh"
 loaded() { grep -q '^memmon ' /proc/modules; }
 not_loaded() { ! loaded; }
 
@@ -28,10 +29,7 @@ t "/dev/memmon is gone after rmmod" test ! -e /dev/memmon
 t "memmon is not loaded after rmmod" not_loaded
 
 # Leak check: settle the allocators with a few cycles, then compare the
-# kernel's own memory counters across 100 more. A leak of one small object
-# per cycle shows up in the debug kernel's kmemleak scan; here we catch
-# anything of a few kB or more per cycle.
-meminfo() { awk -v k="$1:" '$1 == k { print $2 }' /proc/meminfo; }
+# kernel's own memory counters across 100 more (leak.sh).
 cycle() {
 	local i
 	for ((i = 0; i < $1; i++)); do
@@ -41,27 +39,14 @@ cycle() {
 		rmmod memmon || return 1
 	done
 }
-settle() { sync; echo 3 >/proc/sys/vm/drop_caches; sleep 0.2; }
 
 # 100 cycles; 10 on the debug kernel (tests/check-debug), where a cycle
-# takes ~7 s instead of ~1 and KASAN's quarantine grows the slab counters
-# with no leak (+436 kB over 100 cycles, measured): there kmemleak checks
-# object by object, after the suite, what the counters here can only bound.
+# takes ~7 s instead of ~1.
 N=100
 [ -e /sys/kernel/debug/kmemleak ] && N=10
 
 t "10 warm-up load/unload cycles" cycle 10
-settle
-s0=$(meminfo SUnreclaim); p0=$(meminfo Percpu); v0=$(meminfo VmallocUsed)
+leak_mark
 t "$N load/unload cycles, each opening the device" cycle $N
-settle
-s1=$(meminfo SUnreclaim); p1=$(meminfo Percpu); v1=$(meminfo VmallocUsed)
-echo "# SUnreclaim ${s0} -> ${s1} kB, Percpu ${p0} -> ${p1} kB, VmallocUsed ${v0} -> ${v1} kB"
-if [ -e /sys/kernel/debug/kmemleak ]; then
-	echo "# debug kernel: memory counters not bounded (KASAN quarantine); kmemleak checks"
-else
-	t "unreclaimable slab grew by < 256 kB over $N cycles" test $((s1 - s0)) -lt 256
-	t "per-CPU memory grew by < 64 kB over $N cycles" test $((p1 - p0)) -lt 64
-	t "vmalloc use grew by < 256 kB over $N cycles" test $((v1 - v0)) -lt 256
-fi
+leak_check "$N cycles" 256
 exit $failed
