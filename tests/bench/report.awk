@@ -407,9 +407,17 @@ function targets(	i, w, key, o, n, m) {
 			printf "  userspace drain >= 50 M events/s, %-8s      %.1f M/s   %s\n", m ":", n / 1e6,
 				(n >= 50e6 ? "met" : sprintf("MISSED: %.0f%% of the target", n / 50e6 * 100))
 		}
-		if (o ~ /bench=report / && match(o, /gb_per_s=[0-9.e+]+/)) {
-			n = substr(o, RSTART + 9, RLENGTH - 9) + 0
-			printf "  memmon report >= 1 GB/s:                       %.2f GB/s   %s\n", n,
+		# Both clocks: the CPU time it costs (the stable figure on a
+		# shared host) and the wall time a user waits (report reads on
+		# a second thread, so the two differ).
+		if (o ~ /bench=report / && match(o, / gb_per_s=[0-9.e+]+/)) {
+			n = substr(o, RSTART + 10, RLENGTH - 10) + 0
+			printf "  memmon report >= 1 GB/s, CPU time:             %.2f GB/s   %s\n", n,
+				(n >= 1 ? "met" : sprintf("MISSED: %.0f%% of the target", n * 100))
+		}
+		if (o ~ /bench=report / && match(o, /wall_gb_per_s=[0-9.e+]+/)) {
+			n = substr(o, RSTART + 14, RLENGTH - 14) + 0
+			printf "  memmon report >= 1 GB/s, wall time:            %.2f GB/s   %s\n", n,
 				(n >= 1 ? "met" : sprintf("MISSED: %.0f%% of the target", n * 100))
 		}
 		if (o ~ /bench=report / && match(o, /peak_rss_kb=[0-9]+/)) {
