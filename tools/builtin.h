@@ -66,13 +66,16 @@ struct target {
 
 /* -p: parse and check that every PID exists. Returns 0 or exit code. */
 int target_add_pids(const char *cmd, struct target *t, const char *arg);
-/* Fork the command, stopped until target_start(). */
+/* Fork the command, stopped until target_go(). */
 int target_spawn(const char *cmd, struct target *t);
-/* WATCH_ADD everything, SET_EVENTS (with lifecycle for exit detection),
- * ENABLE, then let the command run. Returns 0 or an exit code.
+/* SET_EVENTS (with lifecycle for exit detection), map, ENABLE, WATCH_ADD
+ * everything. Returns 0 or an exit code. The command still waits: start
+ * the consumer first, then target_go().
  */
 int target_start(const char *cmd, struct target *t, struct memmon_session *s);
-/* Kill a spawned command that never got started. */
+/* Let the spawned command run (exec). */
+void target_go(struct target *t);
+/* Kill a spawned command that never got going (and reap it). */
 void target_abort(struct target *t);
 void target_free(struct target *t);
 

@@ -230,6 +230,7 @@ int cmd_trace(int argc, char **argv)
 		proctab_add(c.pt, t.child);
 	for (n = 0; n < t.nr_pids; n++)
 		proctab_add(c.pt, t.pids[n]);
+	target_go(&t);		/* this thread is the consumer */
 
 	while (!tool_stop) {
 		n = memmon_session__poll(s, 100);

@@ -148,11 +148,15 @@ int target_start(const char *cmd, struct target *t, struct memmon_session *s)
 			return tool_explain_errno(cmd, errno, what);
 		}
 	}
+	return 0;
+}
+
+void target_go(struct target *t)
+{
 	if (t->go_fd >= 0) {
 		close(t->go_fd);	/* the child execs now */
 		t->go_fd = -1;
 	}
-	return 0;
 }
 
 void target_free(struct target *t)
