@@ -40,7 +40,7 @@ LIB_INC		:= -I uapi -I libmemmon/include -I libmemmon
 LIB_CFLAGS	:= $(filter-out -std=%,$(USER_CFLAGS)) -std=gnu11 -D_GNU_SOURCE \
 		   -fvisibility=hidden -fPIC $(LIB_INC)
 # What a program linking libmemmon.a also needs.
-LIB_DEPLIBS	:= -ljansson -lzstd -lisal
+LIB_DEPLIBS	:= -ljansson -lzstd -lisal -lz
 
 .PHONY: lib lib-install lib-uninstall lib-unit lib-check-headers
 

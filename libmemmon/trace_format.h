@@ -25,7 +25,7 @@
 
 #include <stddef.h>
 #include <linux/types.h>
-#include <isa-l/crc.h>
+#include <stdbool.h>
 
 #define MTF_MAGIC		"MEMMONTF"	/* 8 bytes, no NUL */
 #define MTF_VERSION_MAJOR	1
@@ -113,15 +113,20 @@ _Static_assert(sizeof(struct mtf_trailer) == 32, "trailer layout");
 
 /*
  * Every "crc32" above is zlib's CRC-32 (IEEE 802.3 polynomial, reflected,
- * initial and final XOR ~0): crc32(0, p, len) in zlib's terms. ISA-L's
- * crc32_gzip_refl() is the same function, continuation included
- * (tests/unit/test_lib_trace.c checks it against zlib) at several GB/s with PCLMULQDQ, where zlib's
- * table code costs `memmon report` a third of its time.
+ * initial and final XOR ~0): crc32(0, p, len) in zlib's terms. trace_crc.c
+ * computes it with ISA-L's crc32_gzip_refl() where the CPU has a carry-less
+ * multiply (several GB/s), else with zlib's own (where ISA-L would go a
+ * byte at a time). mtf_crc32_update(crc, ...) continues crc over more bytes.
  */
-static inline __u32 mtf_crc32_update(__u32 crc, const void *p, size_t len)
-{
-	return crc32_gzip_refl(crc, (const unsigned char *)p, len);
-}
+__attribute__((visibility("hidden")))
+__u32 mtf_crc32_update(__u32 crc, const void *p, size_t len);
+/* The two implementations, and the test of the choice (for the tests). */
+__attribute__((visibility("hidden")))
+__u32 mtf_crc32_isal(__u32 crc, const void *p, size_t len);
+__attribute__((visibility("hidden")))
+__u32 mtf_crc32_zlib(__u32 crc, const void *p, size_t len);
+__attribute__((visibility("hidden")))
+bool mtf_crc32_has_clmul(void);
 
 static inline __u32 mtf_crc32(const void *p, size_t len)
 {

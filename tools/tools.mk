@@ -34,7 +34,7 @@ $(B)/bin/obj/%.o: tools/%.c $(wildcard tools/*.h) $(wildcard libmemmon/include/m
 	$(CC) $(TOOLS_CFLAGS) -c -o $@ $<
 
 $(TOOLS_BIN): $(TOOLS_OBJS) $(B)/lib/libmemmon.a
-	$(CC) -o $@ $(TOOLS_OBJS) $(B)/lib/libmemmon.a -ljansson -lzstd -lisal $(TOOLS_LIBS)
+	$(CC) -o $@ $(TOOLS_OBJS) $(B)/lib/libmemmon.a -ljansson -lzstd -lisal -lz $(TOOLS_LIBS)
 
 tools-install: tools
 	install -D -m 0755 $(TOOLS_BIN) $(DESTDIR)$(PREFIX)/bin/memmon
@@ -49,7 +49,7 @@ tools-uninstall:
 define cli_test_vars
 $(1)_SRCS	:= tests/unit/$(1).c $(TOOLS_SRCS) $(LIB_SRCS)
 $(1)_CFLAGS	:= $(LIB_TEST_SAN) -iquote libmemmon -I uapi -I libmemmon/include -I tools -I tests/unit -O1
-$(1)_LIBS	:= $(LIB_TEST_SAN) -lcmocka -ljansson -lzstd -lisal $(TOOLS_LIBS)
+$(1)_LIBS	:= $(LIB_TEST_SAN) -lcmocka -ljansson -lzstd -lisal -lz $(TOOLS_LIBS)
 $(1)_ENV	:= ASAN_OPTIONS=detect_leaks=1
 endef
 CLI_TESTS	:= $(notdir $(basename $(wildcard tests/unit/test_cli_*.c)))
@@ -66,7 +66,7 @@ LIB_DEVICE_TEST	:= $(B)/libunit/test_lib_device
 $(LIB_DEVICE_TEST): tests/unit/test_lib_device.c $(B)/lib/libmemmon.a \
 		$(wildcard libmemmon/include/memmon/*.h) uapi/linux/memmon.h uapi/memmon_names.h
 	@mkdir -p $(@D)
-	$(CC) $(TOOLS_CFLAGS) -o $@ $< $(B)/lib/libmemmon.a -lcmocka -ljansson -lzstd -lisal
+	$(CC) $(TOOLS_CFLAGS) -o $@ $< $(B)/lib/libmemmon.a -lcmocka -ljansson -lzstd -lisal -lz
 
 vm-tests: $(LIB_DEVICE_TEST)
 
@@ -76,5 +76,5 @@ UNIT_TESTS			+= test_cli_rec_pipe_tsan
 test_cli_rec_pipe_tsan_SRCS	:= tests/unit/test_cli_rec_pipe.c tools/rec_pipe.c $(LIB_SRCS)
 test_cli_rec_pipe_tsan_CFLAGS	:= -pthread -fsanitize=thread -O1 -iquote libmemmon \
 				   -I libmemmon/include -I tools
-test_cli_rec_pipe_tsan_LIBS	:= -fsanitize=thread -ljansson -lzstd -lisal -lpthread
+test_cli_rec_pipe_tsan_LIBS	:= -fsanitize=thread -ljansson -lzstd -lisal -lz -lpthread
 test_cli_rec_pipe_tsan_ENV	:= TSAN_OPTIONS=halt_on_error=1

@@ -28,7 +28,7 @@ bench-hostbench: $(BENCH_DIR)/hostbench
 $(BENCH_DIR)/hostbench: tests/bench/hostbench.c $(B)/lib/libmemmon.a
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) -I uapi -I libmemmon/include -iquote libmemmon \
-		-o $@ $< $(B)/lib/libmemmon.a -ljansson -lzstd -lisal -lpthread
+		-o $@ $< $(B)/lib/libmemmon.a -ljansson -lzstd -lisal -lz -lpthread
 
 $(BENCH_DIR)/wl: tests/bench/wl.c uapi/linux/memmon.h
 	@mkdir -p $(@D)

@@ -95,8 +95,8 @@ static int build(const char *src, const char *bin)
 		 "-I uapi -I libmemmon/include -I libmemmon -o %s %s "
 		 "libmemmon/session.c libmemmon/ring.c libmemmon/merge.c "
 		 "libmemmon/decode.c libmemmon/paths.c libmemmon/json.c "
-		 "libmemmon/trace_read.c libmemmon/trace_write.c "
-		 "-ljansson -lzstd -lisal", REPO_ROOT, cc(), bin, src);
+		 "libmemmon/trace_read.c libmemmon/trace_write.c libmemmon/trace_crc.c "
+		 "-ljansson -lzstd -lisal -lz", REPO_ROOT, cc(), bin, src);
 	return system(cmd);
 }
 
