@@ -25,7 +25,7 @@
 
 #include <stddef.h>
 #include <linux/types.h>
-#include <stdbool.h>
+#include "internal.h"	/* LIBMM_HIDDEN */
 
 #define MTF_MAGIC		"MEMMONTF"	/* 8 bytes, no NUL */
 #define MTF_VERSION_MAJOR	1
@@ -118,15 +118,11 @@ _Static_assert(sizeof(struct mtf_trailer) == 32, "trailer layout");
  * multiply (several GB/s), else with zlib's own (where ISA-L would go a
  * byte at a time). mtf_crc32_update(crc, ...) continues crc over more bytes.
  */
-__attribute__((visibility("hidden")))
-__u32 mtf_crc32_update(__u32 crc, const void *p, size_t len);
+LIBMM_HIDDEN __u32 mtf_crc32_update(__u32 crc, const void *p, size_t len);
 /* The two implementations, and the test of the choice (for the tests). */
-__attribute__((visibility("hidden")))
-__u32 mtf_crc32_isal(__u32 crc, const void *p, size_t len);
-__attribute__((visibility("hidden")))
-__u32 mtf_crc32_zlib(__u32 crc, const void *p, size_t len);
-__attribute__((visibility("hidden")))
-bool mtf_crc32_has_clmul(void);
+LIBMM_HIDDEN __u32 mtf_crc32_isal(__u32 crc, const void *p, size_t len);
+LIBMM_HIDDEN __u32 mtf_crc32_zlib(__u32 crc, const void *p, size_t len);
+LIBMM_HIDDEN bool mtf_crc32_has_clmul(void);
 
 static inline __u32 mtf_crc32(const void *p, size_t len)
 {

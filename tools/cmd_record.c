@@ -487,7 +487,6 @@ int cmd_record(int argc, char **argv)
 			  r.nr_cpus);
 	if (!meta || memmon_trace_writer__add_meta(r.w, meta) < 0) {
 		tool_err(cmd, "%s: writing metadata: %s", output, strerror(errno));
-		target_abort(&t);
 		goto out_disable;
 	}
 	free(meta);
@@ -502,7 +501,6 @@ int cmd_record(int argc, char **argv)
 	r.readers = calloc(r.nr_cpus, sizeof(*r.readers));
 	if (!r.readers) {
 		tool_err(cmd, "out of memory");
-		target_abort(&t);
 		goto out_disable;
 	}
 	sigfillset(&block);
@@ -517,10 +515,9 @@ int cmd_record(int argc, char **argv)
 		r.readers[c].started = !err;
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (err) {
+	if (err)
 		tool_err(cmd, "cannot start threads: %s", strerror(err));
-		target_abort(&t);	/* the command never runs */
-	} else {
+	else
 		/*
 		 * Only now, with every reader waiting on its ring, does the
 		 * command run: on a busy or single CPU it would otherwise
@@ -529,7 +526,6 @@ int cmd_record(int argc, char **argv)
 		 * in the middle of its run).
 		 */
 		target_go(&t);
-	}
 
 	while (!err && !tool_stop) {
 		struct timespec ts = { 0, 200 * 1000 * 1000 };
@@ -572,6 +568,7 @@ int cmd_record(int argc, char **argv)
 	if (err)
 		ret = 1;
 out_disable:
+	target_abort(&t);	/* a command that never got going: killed */
 	memmon_session__disable(r.s);
 	end_meta(&r, tool_stop, &lost, &meta);
 	if (meta)

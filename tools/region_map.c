@@ -13,12 +13,15 @@
 
 void region_map_fini(struct region_map *m)
 {
-	if (m->cap) {
+	/* A view is NULL until its buffer exists (lo is 0 then). */
+	if (m->starts)
 		free(BUF(m, starts));
+	if (m->ends)
 		free(BUF(m, ends));
+	if (m->count)
 		free(BUF(m, count));
+	if (m->slot)
 		free(BUF(m, slot));
-	}
 	free(m->pool);
 	free(m->freed);
 	region_map_init(m);
@@ -58,40 +61,33 @@ static bool grow(void *p, size_t n, size_t size)
 /* Room for extra more regions, in the order and in the pool. */
 static int reserve(struct region_map *m, size_t extra)
 {
-	__u64 *starts, *ends;
-	struct region_count *count;
-	__u32 *slot;
+	__u64 *starts = m->starts ? BUF(m, starts) : NULL;
+	__u64 *ends = m->ends ? BUF(m, ends) : NULL;
+	struct region_count *count = m->count ? BUF(m, count) : NULL;
+	__u32 *slot = m->slot ? BUF(m, slot) : NULL;
 	size_t cap;
+	bool ok;
 
 	if (m->pool_nr + extra <= m->cap)	/* pool_nr >= nr */
 		return 0;
 	cap = (m->cap ? m->cap * 2 : 16) + extra;
-	starts = m->cap ? BUF(m, starts) : NULL;
-	ends = m->cap ? BUF(m, ends) : NULL;
-	count = m->cap ? BUF(m, count) : NULL;
-	slot = m->cap ? BUF(m, slot) : NULL;
+	ok = grow(&starts, cap, sizeof(*starts)) &&
+	     grow(&ends, cap, sizeof(*ends)) &&
+	     grow(&count, cap, sizeof(*count)) &&
+	     grow(&slot, cap, sizeof(*slot)) &&
+	     grow(&m->pool, cap, sizeof(*m->pool)) &&
+	     grow(&m->freed, cap, sizeof(*m->freed));
 	/*
-	 * A failure part-way leaves some buffers bigger and the old cap:
-	 * harmless, but the views must follow the buffers that moved.
+	 * The views follow the buffers whether or not all of them grew: a
+	 * failure part-way leaves some bigger under the old cap (harmless)
+	 * and nothing unowned.
 	 */
-	if (!grow(&starts, cap, sizeof(*starts)) ||
-	    !grow(&ends, cap, sizeof(*ends)) ||
-	    !grow(&count, cap, sizeof(*count)) ||
-	    !grow(&slot, cap, sizeof(*slot)) ||
-	    !grow(&m->pool, cap, sizeof(*m->pool)) ||
-	    !grow(&m->freed, cap, sizeof(*m->freed))) {
-		if (m->cap) {
-			m->starts = starts + m->lo;
-			m->ends = ends + m->lo;
-			m->count = count + m->lo;
-			m->slot = slot + m->lo;
-		}
+	m->starts = starts ? starts + m->lo : NULL;
+	m->ends = ends ? ends + m->lo : NULL;
+	m->count = count ? count + m->lo : NULL;
+	m->slot = slot ? slot + m->lo : NULL;
+	if (!ok)
 		return -ENOMEM;
-	}
-	m->starts = starts + m->lo;
-	m->ends = ends + m->lo;
-	m->count = count + m->lo;
-	m->slot = slot + m->lo;
 	m->cap = cap;
 	return 0;
 }
