@@ -15,7 +15,9 @@ view of the same run (t_cli_fidelity.sh).
       RUSAGE.out is w_rusage's line for a child it ran and reaped. memmon's
       HANDLED fault records of that child and of its descendants must count
       exactly the child's minflt + majflt, the major ones exactly majflt
-      (the kernel's rule: hook_faults.c).
+      (the kernel's rule: hook_faults.c); the largest peak_rss of their
+      exit records must be ru_maxrss (the kernel keeps the largest high
+      water mark of the child and of what it reaped).
 
 Prints one line saying what matched, or what did not; exits 1 on a mismatch
 and 2 on unusable input.
@@ -117,6 +119,10 @@ def check_faults(events, ru_path):
         if e['type'] == 'fork' and e['tgid'] in tree:
             tree.add(e['child_tgid'])
     handled = major = 0
+    peak = max((e['peak_rss'] for e in events
+                if e['type'] == 'exit' and e['tgid'] in tree and e['group']),
+               default=None)
+    maxrss = int(ru['maxrss']) * 1024
     for e in events:
         if e['type'] == 'fault' and e['tgid'] in tree and e['result'] == 'handled':
             handled += 1
@@ -130,8 +136,12 @@ def check_faults(events, ru_path):
     if not want:
         print('not ok: the kernel counted no fault: nothing compared')
         return 1
+    if peak != maxrss:
+        print(f'not ok: peak RSS of the processes\' exit records {peak}, '
+              f'the kernel\'s ru_maxrss {maxrss} bytes')
+        return 1
     print(f'ok: {len(tree)} processes, {handled} faults ({major} major), '
-          f'as the kernel counted')
+          f'peak RSS {peak} bytes, as the kernel counted')
     return 0
 
 

@@ -6,7 +6,8 @@
 #     saw, in the same order, with the same return values (errors too).
 #   - the kernel's counters: w_rusage runs the command and reaps it; its
 #     rusage (from fork to exit, reaped descendants included) is exactly
-#     memmon's HANDLED faults of the command's processes, major ones too.
+#     memmon's HANDLED faults of the command's processes, major ones too,
+#     and its ru_maxrss the largest peak RSS of their exit records.
 # The commands are whatever this machine's packages ship (coreutils, gzip,
 # perl, python3: all in scripts/deps' set), not our workloads; python3 by
 # its path, past any wrapper earlier in PATH. One run follows a drop of
@@ -36,7 +37,7 @@ vs_strace() {
 }
 
 # shellcheck disable=SC2317
-# vs_rusage CMD...: memmon's faults == the kernel's counters, same run
+# vs_rusage CMD...: memmon's faults and peak RSS == the kernel's counters
 vs_rusage() {
 	i=$((i + 1))
 	"$M" trace -f --json -o "$work/$i.json" -- "$W" "$work/$i.ru" "$@" \

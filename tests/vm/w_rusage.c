@@ -9,7 +9,7 @@
  * covers the child from fork to exit and every descendant it reaped
  * (the kernel adds those in when it reaps them). Writes one line to OUT:
  *
- *   pid=PID status=S minflt=N majflt=N
+ *   pid=PID status=S minflt=N majflt=N maxrss=KIB
  *
  * and exits with CMD's status. Under `memmon trace -f` the child is
  * watched from its first instruction (the fork is followed before the
@@ -54,8 +54,8 @@ int main(int argc, char **argv)
 		perror("w_rusage: wait4");
 		return 2;
 	}
-	fprintf(out, "pid=%d status=%d minflt=%ld majflt=%ld\n", (int)pid,
-		status, ru.ru_minflt, ru.ru_majflt);
+	fprintf(out, "pid=%d status=%d minflt=%ld majflt=%ld maxrss=%ld\n",
+		(int)pid, status, ru.ru_minflt, ru.ru_majflt, ru.ru_maxrss);
 	if (fclose(out)) {
 		perror("w_rusage: write");
 		return 2;
