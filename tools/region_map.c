@@ -61,15 +61,18 @@ static bool grow(void *p, size_t n, size_t size)
 /* Room for extra more regions, in the order and in the pool. */
 static int reserve(struct region_map *m, size_t extra)
 {
-	__u64 *starts = m->starts ? BUF(m, starts) : NULL;
-	__u64 *ends = m->ends ? BUF(m, ends) : NULL;
-	struct region_count *count = m->count ? BUF(m, count) : NULL;
-	__u32 *slot = m->slot ? BUF(m, slot) : NULL;
+	__u64 *starts, *ends;
+	struct region_count *count;
+	__u32 *slot;
 	size_t cap;
 	bool ok;
 
 	if (m->pool_nr + extra <= m->cap)	/* pool_nr >= nr */
 		return 0;
+	starts = m->starts ? BUF(m, starts) : NULL;
+	ends = m->ends ? BUF(m, ends) : NULL;
+	count = m->count ? BUF(m, count) : NULL;
+	slot = m->slot ? BUF(m, slot) : NULL;
 	cap = (m->cap ? m->cap * 2 : 16) + extra;
 	ok = grow(&starts, cap, sizeof(*starts)) &&
 	     grow(&ends, cap, sizeof(*ends)) &&
