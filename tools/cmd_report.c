@@ -59,7 +59,8 @@ struct proc {
 
 struct report {
 	const char *path;
-	struct proc **list;		/* prep's until the pipe returns */
+	struct proc *buckets[1024];
+	struct proc **list;
 	size_t nr_procs;
 	struct memmon_paths *paths;
 	__u64 *lost;			/* per CPU, from LOST records */
@@ -68,95 +69,29 @@ struct report {
 	int err;
 };
 
-/*
- * The two threads (rec_pipe.h). The reading thread resolves each record's
- * process and decodes faults into small items (prep_cb()); this thread
- * applies the items to the model (model_cb()). What they share:
- *  - struct proc: calloc()ed, its tgid set and appended to rp->list by
- *    prep before the first item that carries it (the batch handover
- *    orders the two); after that only the model touches it. prep finds
- *    processes through its own index (struct proc_ref), so it never reads
- *    a line that the model writes.
- *  - rp->list and rp->nr_procs: prep's until rec_pipe_for_each() returns.
- *  - the rest of struct report: the model's.
- */
-struct proc_ref {
-	__u32 tgid;
-	struct proc_ref *next;
-	struct proc *p;
-};
-
-struct prep {
-	struct report *rp;
-	struct proc_ref *buckets[1024];
-};
-
-enum item_kind { ITEM_FAULT, ITEM_REC };
-
-struct item {
-	struct proc *p;		/* NULL: LOST, PATH, a type we do not know */
-	__u32 kind;		/* enum item_kind */
-	__u32 pad;
-};
-
-/* A fault, decoded: all the model needs of it. */
-struct item_fault {
-	struct item it;
-	__u64 time_ns;
-	__u64 addr;
-	__u8 cls;		/* index into proc.faults */
-	__u8 major;
-	__u8 res;		/* index into proc.results */
-	__u8 lat;		/* index into proc.lat */
-	__u32 pad;
-};
-
-/* Any other record, whole, after this. */
-struct item_rec {
-	struct item it;
-	struct proc *child;	/* FORK of a new process: its proc */
-};
-
-/* Reading thread: tgid's process, made on first sight. NULL: no memory. */
-static struct proc *proc_get(struct prep *pr, __u32 tgid)
+static struct proc *proc_get(struct report *rp, __u32 tgid)
 {
-	struct proc_ref **b = &pr->buckets[tgid % 1024], *ref;
-	struct report *rp = pr->rp;
+	struct proc **b = &rp->buckets[tgid % 1024], *p;
 	struct proc **nl;
-	struct proc *p;
 
-	for (ref = *b; ref; ref = ref->next)
-		if (ref->tgid == tgid)
-			return ref->p;
-	ref = malloc(sizeof(*ref));
+	for (p = *b; p; p = p->next)
+		if (p->tgid == tgid)
+			return p;
 	p = calloc(1, sizeof(*p));
 	nl = realloc(rp->list, (rp->nr_procs + 1) * sizeof(*nl));
-	if (nl)
-		rp->list = nl;
-	if (!ref || !p || !nl) {
-		free(ref);
+	if (!p || !nl) {
 		free(p);
+		if (nl)
+			rp->list = nl;
+		rp->err = -ENOMEM;
 		return NULL;
 	}
+	rp->list = nl;
 	rp->list[rp->nr_procs++] = p;
 	p->tgid = tgid;
-	ref->tgid = tgid;
-	ref->p = p;
-	ref->next = *b;
-	*b = ref;
+	p->next = *b;
+	*b = p;
 	return p;
-}
-
-static void prep_fini(struct prep *pr)
-{
-	struct proc_ref *ref, *next;
-	size_t i;
-
-	for (i = 0; i < sizeof(pr->buckets) / sizeof(pr->buckets[0]); i++)
-		for (ref = pr->buckets[i]; ref; ref = next) {
-			next = ref->next;
-			free(ref);
-		}
 }
 
 /*
@@ -314,22 +249,27 @@ static unsigned int log2_bucket(__u64 v)
 	return v ? 63 - (unsigned int)__builtin_clzll(v) : 0;
 }
 
-static void on_fault(struct proc *p, const struct item_fault *f)
+static void on_fault(struct proc *p, const struct memmon_rec_fault *f)
 {
-	if (!p->first_ns)
-		p->first_ns = f->time_ns;
-	p->last_ns = f->time_ns;
+	unsigned int cls = f->fclass <= MEMMON_FCLASS_OTHER ? f->fclass :
+			   MEMMON_FCLASS_OTHER + 1;
+	bool major = f->flags & MEMMON_FAULTF_MAJOR;
+
 	p->faults_total++;
-	p->faults[f->cls][f->major]++;
-	p->results[f->res]++;
-	p->lat[f->lat]++;
-	region_map_fault(&p->map, f->addr, f->major);
+	p->faults[cls][major]++;
+	p->results[f->result <= MEMMON_FRES_OTHER ? f->result : MEMMON_FRES_OTHER + 1]++;
+	p->lat[log2_bucket(f->duration_ns)]++;
+	region_map_fault(&p->map, f->addr, major);
 }
 
-/* c: the new process (prep_cb() made it), NULL for a thread. */
-static void on_fork(struct report *rp, struct proc *parent, struct proc *c,
+static void on_fork(struct report *rp, struct proc *parent,
 		    const struct memmon_rec_fork *f)
 {
+	struct proc *c;
+
+	if (f->flags & MEMMON_FORKF_THREAD || f->child_tgid == parent->tgid)
+		return;
+	c = proc_get(rp, f->child_tgid);
 	if (!c)
 		return;
 	c->parent = parent->tgid;
@@ -346,68 +286,11 @@ static void on_fork(struct report *rp, struct proc *parent, struct proc *c,
 	}
 }
 
-/* Reading thread: the item rec becomes (see struct item). */
-static long prep_cb(void *ctx, const struct memmon_rec_header *rec, void *out)
-{
-	struct prep *pr = ctx;
-	struct item_rec *ir = out;
-	struct proc *p = NULL;
-
-	if (rec->type != MEMMON_REC_LOST && rec->type != MEMMON_REC_PATH &&
-	    memmon_rec_type__name(rec->type)) {
-		p = proc_get(pr, rec->tgid);
-		if (!p)
-			return -ENOMEM;
-	}
-	if (p && rec->type == MEMMON_REC_FAULT) {
-		const struct memmon_rec_fault *f = memmon_rec__fault(rec);
-		struct item_fault *it = out;
-
-		if (f) {
-			it->it.p = p;
-			it->it.kind = ITEM_FAULT;
-			it->time_ns = rec->time_ns;
-			it->addr = f->addr;
-			it->cls = f->fclass <= MEMMON_FCLASS_OTHER ? f->fclass :
-				  MEMMON_FCLASS_OTHER + 1;
-			it->major = !!(f->flags & MEMMON_FAULTF_MAJOR);
-			it->res = f->result <= MEMMON_FRES_OTHER ? f->result :
-				  MEMMON_FRES_OTHER + 1;
-			it->lat = log2_bucket(f->duration_ns);
-			return sizeof(*it);
-		}
-	}
-	ir->it.p = p;
-	ir->it.kind = ITEM_REC;
-	ir->child = NULL;
-	if (p && rec->type == MEMMON_REC_FORK) {
-		const struct memmon_rec_fork *f = memmon_rec__fork(rec);
-
-		/* fork copies the address space; a thread shares it */
-		if (f && !(f->flags & MEMMON_FORKF_THREAD) &&
-		    f->child_tgid != rec->tgid) {
-			ir->child = proc_get(pr, f->child_tgid);
-			if (!ir->child)
-				return -ENOMEM;
-		}
-	}
-	memcpy(ir + 1, rec, rec->size);
-	return (long)(sizeof(*ir) + rec->size);
-}
-
-/* This thread: one item into the model. */
-static int model_cb(void *ctx, const void *item)
+static int report_cb(void *ctx, const struct memmon_rec_header *rec)
 {
 	struct report *rp = ctx;
-	const struct item *it = item;
-	const struct item_rec *ir = item;
-	const struct memmon_rec_header *rec = (const void *)(ir + 1);
-	struct proc *p = it->p;
+	struct proc *p;
 
-	if (it->kind == ITEM_FAULT) {
-		on_fault(p, item);
-		return 0;
-	}
 	if (rec->type == MEMMON_REC_LOST) {
 		const struct memmon_rec_lost *l = memmon_rec__lost(rec);
 
@@ -419,8 +302,11 @@ static int model_cb(void *ctx, const void *item)
 		memmon_paths__add_rec(rp->paths, rec);
 		return 0;
 	}
-	if (!p)
+	if (!memmon_rec_type__name(rec->type))
 		return 0;	/* a newer record type: skip */
+	p = proc_get(rp, rec->tgid);
+	if (!p)
+		return rp->err;
 	if (!p->first_ns)
 		p->first_ns = rec->time_ns;
 	p->last_ns = rec->time_ns;
@@ -432,8 +318,13 @@ static int model_cb(void *ctx, const void *item)
 			on_syscall(rp, p, sc);
 		break;
 	}
-	case MEMMON_REC_FAULT:	/* one that prep_cb() could not decode */
+	case MEMMON_REC_FAULT: {
+		const struct memmon_rec_fault *f = memmon_rec__fault(rec);
+
+		if (f)
+			on_fault(p, f);
 		break;
+	}
 	case MEMMON_REC_RSS: {
 		const struct memmon_rec_rss *r = memmon_rec__rss(rec);
 
@@ -445,7 +336,7 @@ static int model_cb(void *ctx, const void *item)
 		const struct memmon_rec_fork *f = memmon_rec__fork(rec);
 
 		if (f)
-			on_fork(rp, p, ir->child, f);
+			on_fork(rp, p, f);
 		break;
 	}
 	case MEMMON_REC_EXEC: {
@@ -821,7 +712,6 @@ int cmd_report(int argc, char **argv)
 	struct memmon_trace_reader *r = NULL;
 	const struct memmon_trace_info *in;
 	struct report rp = { 0 };
-	struct prep *pr = NULL;
 	bool json = false;
 	unsigned long long lost = 0;
 	unsigned int c;
@@ -865,17 +755,8 @@ int cmd_report(int argc, char **argv)
 		fprintf(stderr, "memmon report: %s: truncated at offset %llu (the "
 			"recording did not finish); reporting what is there\n",
 			rp.path, (unsigned long long)in->truncated_at);
-	/*
-	 * Read, merged and decoded on a thread of its own, modelled on this
-	 * one.
-	 */
-	pr = calloc(1, sizeof(*pr));
-	if (!pr) {
-		tool_err(cmd, "out of memory");
-		goto out;
-	}
-	pr->rp = &rp;
-	n = rec_pipe_for_each(r, prep_cb, pr, model_cb, &rp, 0);
+	/* Read and merged on a thread of its own, modelled on this one. */
+	n = rec_pipe_for_each(r, report_cb, &rp, 0);
 	if (n < 0) {
 		const char *msg = memmon_trace_reader__errmsg(r);
 
@@ -926,9 +807,6 @@ out:
 	free(rp.list);
 	free(rp.lost);
 	memmon_paths__free(rp.paths);
-	if (pr)
-		prep_fini(pr);
-	free(pr);
 	memmon_trace_reader__close(r);
 	return ret;
 }

@@ -8,15 +8,11 @@
  * and modelling (per-process address spaces). On one thread they also
  * share one core's caches, and the reading streams hundreds of KiB per
  * chunk through them, evicting the model's arrays. Here the reader runs
- * memmon_trace_reader__for_each() on a thread of its own and writes an
- * item per record, in merged order, into one of NR_BATCH buffers: a copy
- * of the record, or what the caller's prep makes of it there (decoding
- * that the consumer then need not do: the work is balanced between the
- * two threads). The caller's thread walks those buffers front to back (a
- * sequential read the hardware prefetches) and calls fn.
- *
- * A batch is a run of items, each behind a struct item_hdr giving its
- * size (8-byte aligned, so every item is).
+ * memmon_trace_reader__for_each() on a thread of its own and copies each
+ * record, in merged order, into one of NR_BATCH buffers; the caller's
+ * thread walks those buffers front to back (a sequential read the hardware
+ * prefetches) and calls fn. The copy is ~80 bytes a record, the cheapest
+ * part of reading one.
  *
  * Synchronisation. One mutex, two condition variables, a ring of NR_BATCH
  * buffers: head (the consumer's next) and tail (the producer's next),
@@ -45,11 +41,6 @@ struct batch {
 	size_t len, cap;
 };
 
-struct item_hdr {
-	__u32 size;		/* of the item after this header */
-	__u32 pad;
-};
-
 struct rec_pipe {
 	pthread_mutex_t lock;
 	pthread_cond_t filled;		/* tail moved, or done */
@@ -60,8 +51,6 @@ struct rec_pipe {
 	bool done;			/* lock: the producer has ended */
 	long result;			/* the producer's for_each, once done */
 	struct memmon_trace_reader *r;
-	rec_pipe_prep_fn prep;		/* the producer's */
-	void *pctx;
 	struct batch *cur;		/* the producer's, being filled */
 };
 
@@ -90,49 +79,28 @@ static bool next_batch(struct rec_pipe *p)
 	return ok;
 }
 
-/* The item rec becomes (prep, or a copy) at out; its size or an error. */
-static long make_item(rec_pipe_prep_fn prep, void *pctx,
-		      const struct memmon_rec_header *rec, void *out)
-{
-	if (!prep) {
-		memcpy(out, rec, rec->size);
-		return rec->size;
-	}
-	return prep(pctx, rec, out);
-}
-
-/* The producer's for_each callback: append rec's item to the batch. */
+/* The producer's for_each callback: append rec to the current batch. */
 static int copy_rec(void *ctx, const struct memmon_rec_header *rec)
 {
 	struct rec_pipe *p = ctx;
 	struct batch *b = p->cur;
-	size_t need = sizeof(struct item_hdr) + rec->size +
-		      (p->prep ? REC_PIPE_PREP_EXTRA : 0);
-	struct item_hdr *h;
-	long n;
 
-	if (!b || (b->len && b->cap - b->len < need)) {
+	if (!b || (b->len && b->cap - b->len < rec->size)) {
 		if (!next_batch(p))
 			return 1;
 		b = p->cur;
 	}
-	if (b->cap - b->len < need) {
-		/* Empty, and too small for this item: a batch of its own. */
-		__u8 *nb = realloc(b->data, need);
+	if (b->cap - b->len < rec->size) {
+		/* Empty, and too small for this record: a batch of its own. */
+		__u8 *n = realloc(b->data, rec->size);
 
-		if (!nb)
+		if (!n)
 			return -ENOMEM;
-		b->data = nb;
-		b->cap = need;
+		b->data = n;
+		b->cap = rec->size;
 	}
-	h = (void *)(b->data + b->len);
-	n = make_item(p->prep, p->pctx, rec, h + 1);
-	if (n < 0)
-		return (int)n;
-	if (!n || n % 8 || (size_t)n > need - sizeof(*h))
-		return -EINVAL;		/* a prep that broke its contract */
-	h->size = (__u32)n;
-	b->len += sizeof(*h) + (size_t)n;
+	memcpy(b->data + b->len, rec, rec->size);
+	b->len += rec->size;
 	return 0;
 }
 
@@ -155,13 +123,14 @@ static void *producer(void *arg)
 }
 
 /* Consumer: fn over one batch. Returns fn's first non-zero return, or 0. */
-static int consume(const struct batch *b, rec_pipe_fn fn, void *ctx, long *cnt)
+static int consume(const struct batch *b, memmon_record_fn fn, void *ctx,
+		   long *cnt)
 {
 	size_t off = 0;
 	int ret;
 
 	while (off < b->len) {
-		const struct item_hdr *h = (const void *)(b->data + off);
+		const struct memmon_rec_header *rec = (const void *)(b->data + off);
 
 		/*
 		 * The batch was written on the reader's core: ask for the
@@ -169,53 +138,20 @@ static int consume(const struct batch *b, rec_pipe_fn fn, void *ctx, long *cnt)
 		 * harmless), the hardware's prefetch stops at 4 KiB pages.
 		 */
 		__builtin_prefetch(b->data + off + 2048);
-		off += sizeof(*h) + h->size;
+		/* The reader checked the size against its chunk. */
+		off += rec->size;
 		++*cnt;
-		ret = fn(ctx, h + 1);
+		ret = fn(ctx, rec);
 		if (ret)
 			return ret;
 	}
 	return 0;
 }
 
-/* Without a thread: prep and fn one after the other, per record. */
-struct direct {
-	rec_pipe_prep_fn prep;
-	void *pctx;
-	rec_pipe_fn fn;
-	void *ctx;
-	__u64 *buf;		/* 8-byte aligned, like a batch's items */
-	size_t cap;
-	int err;		/* prep's or the allocation's */
-};
-
-static int direct_rec(void *ctx, const struct memmon_rec_header *rec)
+long rec_pipe_for_each(struct memmon_trace_reader *r, memmon_record_fn fn,
+		       void *ctx, size_t batch)
 {
-	struct direct *d = ctx;
-	size_t need = rec->size + REC_PIPE_PREP_EXTRA;
-	long n;
-
-	if (need > d->cap) {
-		__u64 *nb = realloc(d->buf, need);
-
-		if (!nb)
-			return d->err = -ENOMEM;
-		d->buf = nb;
-		d->cap = need;
-	}
-	n = make_item(d->prep, d->pctx, rec, d->buf);
-	if (n < 0)
-		return d->err = (int)n;
-	if (!n || n % 8 || (size_t)n > need)
-		return d->err = -EINVAL;
-	return d->fn(d->ctx, d->buf);
-}
-
-long rec_pipe_for_each(struct memmon_trace_reader *r, rec_pipe_prep_fn prep,
-		       void *pctx, rec_pipe_fn fn, void *ctx, size_t batch)
-{
-	struct rec_pipe p = { .r = r, .prep = prep, .pctx = pctx };
-	struct direct d = { .prep = prep, .pctx = pctx, .fn = fn, .ctx = ctx };
+	struct rec_pipe p = { .r = r };
 	pthread_t thread;
 	long cnt = 0, result;
 	unsigned int i;
@@ -279,7 +215,5 @@ fallback:
 	/* No memory or no thread: read on this one. */
 	for (i = 0; i < NR_BATCH; i++)
 		free(p.b[i].data);
-	result = memmon_trace_reader__for_each(r, direct_rec, &d);
-	free(d.buf);
-	return result;
+	return memmon_trace_reader__for_each(r, fn, ctx);
 }

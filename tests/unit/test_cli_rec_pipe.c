@@ -97,60 +97,6 @@ static int record_cb(void *ctx, const struct memmon_rec_header *rec)
 	return s->n == s->stop_at ? s->stop_ret : 0;
 }
 
-/* rec_pipe without prep hands over a copy of each record. */
-static int item_cb(void *ctx, const void *item)
-{
-	return record_cb(ctx, item);
-}
-
-/* A prep's item: what the consumer needs of a record, in 16 bytes. */
-struct small {
-	__u64 time_ns;
-	__u32 size;
-	__u32 seq;		/* prep's count of records, from 1 */
-};
-
-struct prep_state {
-	__u32 seq;
-	__u32 fail_at;		/* return fail_ret for this record */
-	long fail_ret;
-};
-
-static long small_prep(void *ctx, const struct memmon_rec_header *rec, void *out)
-{
-	struct prep_state *ps = ctx;
-	struct small *sm = out;
-
-	if (++ps->seq == ps->fail_at)
-		return ps->fail_ret;
-	sm->time_ns = rec->time_ns;
-	sm->size = rec->size;
-	sm->seq = ps->seq;
-	return sizeof(*sm);
-}
-
-/* The consumer of small items: they match the reference's records. */
-struct small_seen {
-	const struct seen *ref;
-	size_t off;		/* into ref->bytes */
-	long n;
-};
-
-static int small_cb(void *ctx, const void *item)
-{
-	struct small_seen *ss = ctx;
-	const struct small *sm = item;
-	const struct memmon_rec_header *rec = (const void *)(ss->ref->bytes + ss->off);
-
-	assert_true(ss->off < ss->ref->len);
-	assert_int_equal(sm->seq, ss->n + 1);
-	assert_int_equal(sm->time_ns, rec->time_ns);
-	assert_int_equal(sm->size, rec->size);
-	ss->off += rec->size;
-	ss->n++;
-	return 0;
-}
-
 static struct memmon_trace_reader *open_trace(void)
 {
 	struct memmon_trace_reader *r = memmon_trace_reader__open(path, NULL);
@@ -187,14 +133,14 @@ static void test_same_as_reader(void **state)
 		struct memmon_trace_reader *r = open_trace();
 
 		memset(&got, 0, sizeof(got));
-		assert_int_equal(rec_pipe_for_each(r, NULL, NULL, item_cb, &got, batches[i]), NREC);
+		assert_int_equal(rec_pipe_for_each(r, record_cb, &got, batches[i]), NREC);
 		assert_int_equal(got.n, NREC);
 		assert_int_equal(got.len, ref.len);
 		assert_memory_equal(got.bytes, ref.bytes, ref.len);
 		/* The reader can go again afterwards (the thread is gone). */
 		free(got.bytes);
 		memset(&got, 0, sizeof(got));
-		assert_int_equal(rec_pipe_for_each(r, NULL, NULL, item_cb, &got, batches[i]), NREC);
+		assert_int_equal(rec_pipe_for_each(r, record_cb, &got, batches[i]), NREC);
 		assert_int_equal(got.len, ref.len);
 		free(got.bytes);
 		memmon_trace_reader__close(r);
@@ -219,7 +165,7 @@ static void test_stop_and_error(void **state)
 			memset(&got, 0, sizeof(got));
 			got.stop_at = at[i];
 			got.stop_ret = ret;
-			assert_int_equal(rec_pipe_for_each(r, NULL, NULL, item_cb, &got, 512),
+			assert_int_equal(rec_pipe_for_each(r, record_cb, &got, 512),
 					 k ? -EIO : want);
 			assert_int_equal(got.n, at[i]);
 			assert_int_equal(got.len, ref.len);
@@ -229,54 +175,6 @@ static void test_stop_and_error(void **state)
 			memmon_trace_reader__close(r);
 		}
 	}
-}
-
-/*
- * prep's items reach fn in order; prep's error stops the reading and is
- * returned after fn has had every item before it; a prep size that is not
- * a multiple of 8 is refused.
- */
-static void test_prep(void **state)
-{
-	static const size_t batches[] = { 0, 64, 4096 };
-	static const __u32 fail[] = { 1, 2, 1000, NREC };
-	struct small_seen ss;
-	struct prep_state ps;
-	struct seen ref;
-	unsigned int i;
-
-	(void)state;
-	assert_int_equal(reference(&ref, 0, 0), NREC);
-	for (i = 0; i < sizeof(batches) / sizeof(batches[0]); i++) {
-		struct memmon_trace_reader *r = open_trace();
-
-		memset(&ps, 0, sizeof(ps));
-		ss = (struct small_seen){ .ref = &ref };
-		assert_int_equal(rec_pipe_for_each(r, small_prep, &ps, small_cb, &ss,
-						   batches[i]), NREC);
-		assert_int_equal(ss.n, NREC);
-		assert_int_equal(ss.off, ref.len);
-		memmon_trace_reader__close(r);
-	}
-	for (i = 0; i < sizeof(fail) / sizeof(fail[0]); i++) {
-		struct memmon_trace_reader *r = open_trace();
-
-		ps = (struct prep_state){ .fail_at = fail[i], .fail_ret = -E2BIG };
-		ss = (struct small_seen){ .ref = &ref };
-		assert_int_equal(rec_pipe_for_each(r, small_prep, &ps, small_cb, &ss, 512),
-				 -E2BIG);
-		assert_int_equal(ss.n, fail[i] - 1);
-		memmon_trace_reader__close(r);
-
-		r = open_trace();
-		ps = (struct prep_state){ .fail_at = fail[i], .fail_ret = 12 };
-		ss = (struct small_seen){ .ref = &ref };
-		assert_int_equal(rec_pipe_for_each(r, small_prep, &ps, small_cb, &ss, 0),
-				 -EINVAL);
-		assert_int_equal(ss.n, fail[i] - 1);
-		memmon_trace_reader__close(r);
-	}
-	free(ref.bytes);
 }
 
 /* A damaged chunk: -EBADMSG, after the same records the reader gives. */
@@ -303,7 +201,7 @@ static void test_reader_error(void **state)
 	assert_true(ref.n > 0 && ref.n < NREC);
 	r = open_trace();
 	memset(&got, 0, sizeof(got));
-	assert_int_equal(rec_pipe_for_each(r, NULL, NULL, item_cb, &got, 0), -EBADMSG);
+	assert_int_equal(rec_pipe_for_each(r, record_cb, &got, 0), -EBADMSG);
 	assert_non_null(strstr(memmon_trace_reader__errmsg(r), "checksum"));
 	assert_int_equal(got.n, ref.n);
 	assert_int_equal(got.len, ref.len);
@@ -336,7 +234,6 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_same_as_reader),
 		cmocka_unit_test(test_stop_and_error),
-		cmocka_unit_test(test_prep),
 		cmocka_unit_test(test_reader_error),
 	};
 
