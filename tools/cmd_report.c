@@ -642,6 +642,16 @@ static json_t *proc_json(const struct report *rp, const struct proc *p)
 	}
 	json_object_set_new(o, "faults_total", json_integer((json_int_t)p->faults_total));
 	json_object_set_new(o, "faults", f);
+	/* by result: "handled" is what the kernel's fault counters count */
+	f = json_object();
+	for (c = 0; c <= MEMMON_FRES_OTHER + 1; c++) {
+		const char *rn = memmon_fault_result__name(c);
+
+		if (p->results[c])
+			json_object_set_new(f, rn ? rn : "unknown",
+					    json_integer((json_int_t)p->results[c]));
+	}
+	json_object_set_new(o, "fault_results", f);
 	for (i = 0; i < LAT_BUCKETS; i++) {
 		json_t *e;
 

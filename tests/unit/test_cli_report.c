@@ -101,6 +101,9 @@ static void write_story(const char *p)
 	fault(cb, 0, 1500, 0x100010, MEMMON_FAULT_WRITE, MEMMON_FCLASS_ANON, false, 300);
 	fault(cb, 0, 1510, 0x100020, MEMMON_FAULT_WRITE, MEMMON_FCLASS_ANON, false, 700);
 	fault(cb, 1, 1520, 0x20010, MEMMON_FAULT_READ, MEMMON_FCLASS_FILE, true, 70000);
+	/* dropped mmap_lock and retried: a record, not a fault the kernel counts */
+	fault(cb, 1, 1530, 0x900000, MEMMON_FAULT_READ, MEMMON_FCLASS_ANON, false, 900);
+	((struct memmon_rec_fault *)(cb->b[1] + cb->n[1]) - 1)->result = MEMMON_FRES_RETRY;
 	sys(cb, 0, 1600, 100, MEMMON_SYS_MUNMAP, 0x100000, 1 << 20, 0, 0, 0, 0);
 	sys(cb, 1, 1700, 100, MEMMON_SYS_MMAP, 0, 1ULL << 40, 3, 0x22, -1, -ENOMEM);
 	sys(cb, 0, 1800, 100, MEMMON_SYS_BRK, 0x521000, 0, 0, 0, 0, 0x521000);
@@ -142,10 +145,10 @@ static void test_text(void **state)
 		"  munmap                1        0      1.0 MiB",
 		"mapped 1.1 MiB, unmapped 1.0 MiB, locked 8.0 KiB",
 		"peak virtual size (traced mappings) 1.0 MiB; at exit the kernel's peak_vm 50.0 MiB, peak_rss 10.0 MiB",
-		"faults 3",
-		"anon     minor          2  major          0",
+		"faults 4",
+		"anon     minor          3  major          0",
 		"file     minor          0  major          1",
-		"results: handled 3",
+		"results: handled 3 retry 1",
 		"[      256 ns,       512 ns)          1",
 		"[    65536 ns,    131072 ns)          1",
 		"0x100000-0x200000    1.0 MiB rw- [anon]                   faults 2 (major 0)",
@@ -192,6 +195,11 @@ static void test_json(void **state)
 	q = json_object_get(json_object_get(p, "faults"), "file");
 	assert_int_equal(json_integer_value(json_object_get(q, "major")), 1);
 	assert_int_equal(json_array_size(json_object_get(p, "fault_latency")), 3);
+	q = json_object_get(p, "fault_results");
+	assert_int_equal(json_object_size(q), 2);
+	assert_int_equal(json_integer_value(json_object_get(q, "handled")), 3);
+	assert_int_equal(json_integer_value(json_object_get(q, "retry")), 1);
+	assert_int_equal(json_integer_value(json_object_get(p, "faults_total")), 4);
 	p = json_array_get(json_object_get(j, "processes"), 1);
 	assert_int_equal(json_integer_value(json_object_get(p, "parent")), 100);
 	assert_false(json_is_true(json_object_get(p, "exited")));

@@ -19,6 +19,12 @@ view of the same run (t_cli_fidelity.sh).
       exit records must be ru_maxrss (the kernel keeps the largest high
       water mark of the child and of what it reaped).
 
+  fidelity.py report REPORT.json RUSAGE.out
+      REPORT.json is `memmon report --json` of a `memmon record -f` of the
+      same kind of run: the same three sums, from the report's processes
+      (the child's tree by their "parent"): "handled" fault results, major
+      faults, and the largest kernel peak RSS at exit.
+
 Prints one line saying what matched, or what did not; exits 1 on a mismatch
 and 2 on unusable input.
 """
@@ -111,43 +117,72 @@ def check_strace(events, st_path):
 
 
 def check_faults(events, ru_path):
-    with open(ru_path) as f:
-        ru = dict(kv.split('=') for kv in f.read().split())
-    root = int(ru['pid'])
-    tree = {root}
+    ru = read_rusage(ru_path)
+    tree = {int(ru['pid'])}
     for e in events:  # forks come in time order, parents first
         if e['type'] == 'fork' and e['tgid'] in tree:
             tree.add(e['child_tgid'])
     handled = major = 0
-    peak = max((e['peak_rss'] for e in events
-                if e['type'] == 'exit' and e['tgid'] in tree and e['group']),
-               default=None)
-    maxrss = int(ru['maxrss']) * 1024
     for e in events:
         if e['type'] == 'fault' and e['tgid'] in tree and e['result'] == 'handled':
             handled += 1
             major += bool(e['major'])
+    peak = max((e['peak_rss'] for e in events
+                if e['type'] == 'exit' and e['tgid'] in tree and e['group']),
+               default=None)
+    return compare('memmon trace', tree, handled, major, peak, ru)
+
+
+def compare(what, tree, handled, major, peak, ru):
     want = int(ru['minflt']) + int(ru['majflt'])
+    maxrss = int(ru['maxrss']) * 1024
     if handled != want or major != int(ru['majflt']):
-        print(f'not ok: {len(tree)} processes: memmon counted {handled} '
-              f'faults ({major} major), the kernel {want} '
+        print(f'not ok: {what}, {len(tree)} processes: memmon counted '
+              f'{handled} faults ({major} major), the kernel {want} '
               f'({ru["majflt"]} major)')
         return 1
     if not want:
         print('not ok: the kernel counted no fault: nothing compared')
         return 1
     if peak != maxrss:
-        print(f'not ok: peak RSS of the processes\' exit records {peak}, '
-              f'the kernel\'s ru_maxrss {maxrss} bytes')
+        print(f'not ok: {what}: largest peak RSS at exit {peak}, the '
+              f'kernel\'s ru_maxrss {maxrss} bytes')
         return 1
-    print(f'ok: {len(tree)} processes, {handled} faults ({major} major), '
-          f'peak RSS {peak} bytes, as the kernel counted')
+    print(f'ok: {what}: {len(tree)} processes, {handled} faults ({major} '
+          f'major), peak RSS {peak} bytes, as the kernel counted')
     return 0
 
 
+def read_rusage(path):
+    with open(path) as f:
+        return dict(kv.split('=') for kv in f.read().split())
+
+
+def check_report(report_path, ru_path):
+    ru = read_rusage(ru_path)
+    with open(report_path) as f:
+        procs = json.load(f)['processes']
+    tree = {int(ru['pid'])}
+    grew = True
+    while grew:  # the report lists processes by tgid, not in fork order
+        grew = False
+        for p in procs:
+            if p.get('parent') in tree and p['tgid'] not in tree:
+                tree.add(p['tgid'])
+                grew = True
+    mine = [p for p in procs if p['tgid'] in tree]
+    handled = sum(p.get('fault_results', {}).get('handled', 0) for p in mine)
+    major = sum(c['major'] for p in mine for c in p['faults'].values())
+    peak = max((p['peak_rss_kernel'] for p in mine if 'peak_rss_kernel' in p),
+               default=None)
+    return compare('memmon report', tree, handled, major, peak, ru)
+
+
 def main():
-    if len(sys.argv) != 4 or sys.argv[1] not in ('strace', 'faults'):
+    if len(sys.argv) != 4 or sys.argv[1] not in ('strace', 'faults', 'report'):
         sys.exit(__doc__)
+    if sys.argv[1] == 'report':
+        return check_report(sys.argv[2], sys.argv[3])
     events = load_events(sys.argv[2])
     if sys.argv[1] == 'strace':
         return check_strace(events, sys.argv[3])

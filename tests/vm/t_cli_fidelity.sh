@@ -7,7 +7,9 @@
 #   - the kernel's counters: w_rusage runs the command and reaps it; its
 #     rusage (from fork to exit, reaped descendants included) is exactly
 #     memmon's HANDLED faults of the command's processes, major ones too,
-#     and its ru_maxrss the largest peak RSS of their exit records.
+#     and its ru_maxrss the largest peak RSS of their exit records; and the
+#     same through `memmon record` and `memmon report --json` (its
+#     "fault_results", major faults and peak_rss_kernel per process).
 # The commands are whatever this machine's packages ship (coreutils, gzip,
 # perl, python3: all in scripts/deps' set), not our workloads; python3 by
 # its path, past any wrapper earlier in PATH. One run follows a drop of
@@ -45,6 +47,17 @@ vs_rusage() {
 	python3 tests/vm/fidelity.py faults "$work/$i.json" "$work/$i.ru"
 }
 
+# shellcheck disable=SC2317
+# vs_report CMD...: the same, through memmon record and memmon report --json
+vs_report() {
+	i=$((i + 1))
+	"$M" record -f -o "$work/$i.trace" -- "$W" "$work/$i.ru" "$@" \
+		>/dev/null 2>"$work/$i.err" || { cat "$work/$i.err"; return 1; }
+	"$M" report --json "$work/$i.trace" >"$work/$i.report" 2>"$work/$i.err" ||
+		{ cat "$work/$i.err"; return 1; }
+	python3 tests/vm/fidelity.py report "$work/$i.report" "$work/$i.ru"
+}
+
 threads='import threading
 def work():
     b = bytearray(1 << 20)
@@ -63,7 +76,7 @@ syscall(10, 4096, 4096, 1)'
 # anonymous faults, every hooked call the C library makes).
 full=1
 [ -e /sys/kernel/debug/kmemleak ] && full=
-for referee in vs_strace vs_rusage; do
+for referee in vs_strace vs_rusage vs_report; do
 	t "$referee: gzip" $referee gzip -c /etc/services
 	t "$referee: sh, a pipeline (fork, exec)" $referee sh -c 'ls -l /etc | wc -l'
 	[ -n "$full" ] || continue
