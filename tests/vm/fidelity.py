@@ -117,13 +117,15 @@ def check_strace(events, st_path):
     return 0
 
 
-def lost(events):
+def warn_lost(n):
     """Events the rings dropped: a count mismatch is then no surprise."""
-    n = sum(e.get('count', 0) for e in events if e['type'] == 'lost')
     if n:
         print(f'# memmon lost {n} events (ring overflow): a mismatch below '
               f'is that, not a fidelity bug')
-    return n
+
+
+def lost(events):
+    warn_lost(sum(e.get('count', 0) for e in events if e['type'] == 'lost'))
 
 
 def check_faults(events, ru_path):
@@ -174,9 +176,7 @@ def check_report(report_path, ru_path):
     with open(report_path) as f:
         report = json.load(f)
     procs = report['processes']
-    if report.get('lost'):
-        print(f'# memmon lost {report["lost"]} events (ring overflow): a '
-              f'mismatch below is that, not a fidelity bug')
+    warn_lost(report.get('lost', 0))
     tree = {int(ru['pid'])}
     grew = True
     while grew:  # the report lists processes by tgid, not in fork order

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fidelity on third-party programs: `memmon trace -f` of a real command
-# against two referees watching the same run.
+# against referees watching the same run.
 #   - strace: run under memmon, strace -f traces the command; for every
 #     process of the command, memmon's syscall records are the calls strace
 #     saw, in the same order, with the same return values (errors too).
@@ -10,9 +10,10 @@
 #     and its ru_maxrss the largest peak RSS of their exit records; and the
 #     same through `memmon record` and `memmon report --json` (its
 #     "fault_results", major faults and peak_rss_kernel per process).
-# The commands are whatever this machine's packages ship (coreutils, gzip,
-# perl, python3: all in scripts/deps' set), not our workloads; python3 by
-# its path, past any wrapper earlier in PATH. One run follows a drop of
+# The commands are whatever this machine's packages ship (coreutils, gzip
+# and perl are Debian's essential set, python3 and strace come from
+# scripts/deps), not our workloads; python3 by its path, past any wrapper
+# earlier in PATH. One run follows a drop of
 # the page cache, so that file faults are major ones.
 # Runs in the VM from the repository root with a fresh memmon.ko loaded.
 set -u
