@@ -53,8 +53,9 @@
  * same thing with five loads.
  *
  * pfn and new page, "where cheap": when handle_mm_fault() returns with
- * mmap_lock still held (no RETRY, no COMPLETED) the same walk gives the
- * pfn now mapped. NEWPAGE is set when that pfn differs from the one before
+ * mmap_lock still held (no RETRY, no COMPLETED), the PTE slot the entry's
+ * walk found is read again (a walk only if it found none) for the pfn now
+ * mapped. NEWPAGE is set when that pfn differs from the one before
  * (or there was none) and the page is a fresh anonymous page (first touch,
  * COW copy), or the fault was major (the page was allocated to read into).
  * A shmem first touch allocates too but is not flagged: telling it from a
@@ -100,6 +101,7 @@ struct memmon_fault_call {
 	unsigned long addr;
 	unsigned long ip;
 	unsigned long old_pfn;
+	pte_t *ptep;		/* the PTE's slot, if the entry found one */
 	struct mm_struct *mm;	/* vma->vm_mm: pinned by the caller */
 	struct pt_regs *fregs;	/* the fault's registers; NULL for GUP */
 	unsigned int fflags;	/* FAULT_FLAG_* */
@@ -127,30 +129,53 @@ static struct memmon_gate memmon_fault_gate;	/* in front of it, hooks.c */
 static struct kprobe *memmon_badarea_kp;	/* [0] nosemaphore, [1] access_error */
 static unsigned long memmon_fault_missed_total;
 
+/* What one PTE value says; *pfn is set when it maps a page. */
+static __always_inline enum memmon_pte_state memmon_pte_state(pte_t pte,
+							      unsigned long *pfn)
+{
+	if (pte_none(pte))
+		return MEMMON_PTE_NONE;
+	if (pte_present(pte)) {
+		*pfn = pte_pfn(pte);
+		return MEMMON_PTE_PRESENT;
+	}
+	return non_swap_entry(pte_to_swp_entry(pte)) ? MEMMON_PTE_OTHER :
+						       MEMMON_PTE_SWAP;
+}
+
 /*
- * Read, without locks, what the page tables of @mm map at @addr.
+ * Read, without locks, what the page tables of @mm map at @addr, and set
+ * *ptep to the PTE's slot when the walk reached a page table (NULL when a
+ * level above it is empty or maps a huge page).
+ *
  * Context: the caller holds @mm's mmap_lock (for reading at least), so no
- * page-table page goes away under us (6.1 frees them under the write lock).
+ * page-table page goes away under us: 6.1 frees them only under the write
+ * lock (free_pgtables() after munmap's write section, khugepaged's and
+ * MADV_COLLAPSE's retract_page_tables() with mmap_write_trylock()). Each
+ * level is read once (READ_ONCE) and only ever changes from empty to
+ * populated while the read lock is held; the offsets below re-read the
+ * level above through its slot, which by then holds the value we tested.
+ * The slot *ptep stays valid for as long as the caller keeps the lock.
  */
 static enum memmon_pte_state memmon_pte_peek(struct mm_struct *mm,
 					     unsigned long addr,
-					     unsigned long *pfn)
+					     unsigned long *pfn, pte_t **ptep)
 {
 	pgd_t *pgdp, pgd;
 	p4d_t *p4dp, p4d;
 	pud_t *pudp, pud;
 	pmd_t *pmdp, pmd;
-	pte_t pte;
 
+	*ptep = NULL;
 	pgdp = pgd_offset(mm, addr);
 	pgd = READ_ONCE(*pgdp);
 	if (pgd_none(pgd) || pgd_bad(pgd))
 		return MEMMON_PTE_NONE;
-	p4dp = p4d_offset(&pgd, addr);
+	p4dp = p4d_offset(pgdp, addr);
 	p4d = READ_ONCE(*p4dp);
 	if (p4d_none(p4d) || p4d_bad(p4d))
 		return MEMMON_PTE_NONE;
-	pudp = pud_offset(&p4d, addr);
+	pudp = pud_offset(p4dp, addr);
 	pud = READ_ONCE(*pudp);
 	if (pud_none(pud))
 		return MEMMON_PTE_NONE;
@@ -162,7 +187,7 @@ static enum memmon_pte_state memmon_pte_peek(struct mm_struct *mm,
 	}
 	if (pud_bad(pud))
 		return MEMMON_PTE_NONE;
-	pmdp = pmd_offset(&pud, addr);
+	pmdp = pmd_offset(pudp, addr);
 	pmd = READ_ONCE(*pmdp);
 	if (pmd_none(pmd))
 		return MEMMON_PTE_NONE;
@@ -174,15 +199,8 @@ static enum memmon_pte_state memmon_pte_peek(struct mm_struct *mm,
 	}
 	if (pmd_bad(pmd))
 		return MEMMON_PTE_NONE;
-	pte = READ_ONCE(*pte_offset_kernel(&pmd, addr));
-	if (pte_none(pte))
-		return MEMMON_PTE_NONE;
-	if (pte_present(pte)) {
-		*pfn = pte_pfn(pte);
-		return MEMMON_PTE_PRESENT;
-	}
-	return non_swap_entry(pte_to_swp_entry(pte)) ? MEMMON_PTE_OTHER :
-						       MEMMON_PTE_SWAP;
+	*ptep = pte_offset_kernel(pmdp, addr);
+	return memmon_pte_state(READ_ONCE(**ptep), pfn);
 }
 
 static u32 memmon_fault_class(struct vm_area_struct *vma,
@@ -257,7 +275,8 @@ static int memmon_fault_entry(struct kretprobe_instance *ri, struct pt_regs *reg
 	else
 		call->access = MEMMON_FAULT_READ;
 	call->old_pfn = 0;
-	call->old_state = memmon_pte_peek(call->mm, addr, &call->old_pfn);
+	call->old_state = memmon_pte_peek(call->mm, addr, &call->old_pfn,
+					  &call->ptep);
 	call->fclass = memmon_fault_class(vma, call->old_state);
 	call->start_ns = memmon_now();
 	return 0;
@@ -272,9 +291,11 @@ static int memmon_fault_return(struct kretprobe_instance *ri, struct pt_regs *re
 {
 	const struct memmon_fault_call *call = (const void *)ri->data;
 	vm_fault_t ret = (__force vm_fault_t)regs_return_value(regs);
+	enum memmon_pte_state state = MEMMON_PTE_NONE;
 	struct memmon_rec_fault rec;
 	unsigned long pfn = 0;
 	u64 sessions, now;
+	pte_t *ptep;
 
 	sessions = memmon_hook_sessions(current, MEMMON_EV_FAULT, 0);
 	if (!sessions)
@@ -295,8 +316,17 @@ static int memmon_fault_return(struct kretprobe_instance *ri, struct pt_regs *re
 	    ((ret & VM_FAULT_MAJOR) || (call->fflags & FAULT_FLAG_TRIED)))
 		rec.flags |= MEMMON_FAULTF_MAJOR;
 
-	if (!(ret & (VM_FAULT_RETRY | VM_FAULT_COMPLETED)) &&
-	    memmon_pte_peek(call->mm, call->addr, &pfn) == MEMMON_PTE_PRESENT) {
+	/*
+	 * mmap_lock was held throughout unless RETRY or COMPLETED: the PTE
+	 * slot the entry found is still a page table's (memmon_pte_peek()),
+	 * so one load replaces a walk. No slot then: walk (the fault may
+	 * have allocated the page table, or mapped a huge page).
+	 */
+	if (!(ret & (VM_FAULT_RETRY | VM_FAULT_COMPLETED)))
+		state = call->ptep ?
+			memmon_pte_state(READ_ONCE(*call->ptep), &pfn) :
+			memmon_pte_peek(call->mm, call->addr, &pfn, &ptep);
+	if (state == MEMMON_PTE_PRESENT) {
 		rec.flags |= MEMMON_FAULTF_PFN;
 		rec.pfn = pfn;
 		if ((call->old_state != MEMMON_PTE_PRESENT || pfn != call->old_pfn) &&

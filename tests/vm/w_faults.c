@@ -38,10 +38,15 @@
 #define P 4096UL
 
 /* What a workload tells the parent: the ranges it touched, by purpose. */
+#define ANON_PAGES 512
+
 struct shared {
 	uint64_t base[16];
 	uint64_t len[16];
 	uint64_t ip_lo, ip_hi;
+	/* w_anon: /proc/self/pagemap of its first two regions, at the end */
+	uint64_t pagemap[2][ANON_PAGES];
+	int pagemap_ok;
 };
 
 static struct shared *sh;
@@ -198,7 +203,23 @@ static size_t faults_in(struct in_sess *s, uint64_t base, uint64_t len,
  * Workloads. They run in the child, between release and _exit().
  */
 
-#define ANON_PAGES 512
+/*
+ * The pagemap entries (PFN in bits 0-54, present in bit 63: root sees
+ * PFNs) of n pages from addr into out. pread() writes into the shared
+ * page, not into the regions the tests look at.
+ */
+static int read_pagemap(uintptr_t addr, size_t n, uint64_t *out)
+{
+	int fd = open("/proc/self/pagemap", O_RDONLY);
+	ssize_t want = n * sizeof(*out);
+	int ok;
+
+	if (fd < 0)
+		return 0;
+	ok = pread(fd, out, want, (addr / P) * sizeof(*out)) == want;
+	close(fd);
+	return ok;
+}
 
 /* Anonymous: write first touch, read first touch (zero page), COW of it. */
 static void w_anon(void)
@@ -223,6 +244,9 @@ static void w_anon(void)
 		(void)v[i * P];
 	for (i = ANON_PAGES; i < 2 * ANON_PAGES; i++)
 		v[i * P] = 2;
+	/* What the page tables map now: the pfns the records must report. */
+	sh->pagemap_ok = read_pagemap(sh->base[0], ANON_PAGES, sh->pagemap[0]) &&
+			 read_pagemap(sh->base[1], ANON_PAGES, sh->pagemap[1]);
 	/* Untouched third: the kernel-mode case below writes there. */
 	sh->base[2] = (uintptr_t)p + 2 * ANON_PAGES * P;
 	sh->len[2] = 4 * P;
@@ -457,7 +481,7 @@ static void test_anon(void)
 	const struct memmon_rec_fault *f[2 * ANON_PAGES + 8];
 	struct in_sess s;
 	struct result r;
-	size_t n, i, bad;
+	size_t n, m, i, bad;
 
 	VT_SUCCESS(run(w_anon, &s, &r), "anon: workload ran");
 	check_counts("anon", &s, &r);
@@ -491,6 +515,24 @@ static void test_anon(void)
 	/* Expectation: a read maps the zero page (no new page), the write after it copies. */
 	VT_OK(n == 2 * ANON_PAGES && !bad,
 	      "anon read first touch then COW: %zu records, %zu unexpected", n, bad);
+
+	/*
+	 * The pfn of each write fault is the page the kernel mapped: the
+	 * first touch's and the COW copy's (which replaced the zero page in
+	 * the same PTE), as /proc/self/pagemap saw them after the loops.
+	 */
+	n = faults_in(&s, sh->base[0], sh->len[0], f, ANON_PAGES + 8);
+	for (i = 0, bad = 0; i < n && i < ANON_PAGES; i++)
+		bad += !((sh->pagemap[0][i] >> 63) &&
+			 f[i]->pfn == (sh->pagemap[0][i] & ((1ULL << 55) - 1)));
+	m = faults_in(&s, sh->base[1], sh->len[1], f, 2 * ANON_PAGES + 8);
+	for (i = ANON_PAGES; i < m && i < 2 * ANON_PAGES; i++)
+		bad += !((sh->pagemap[1][i - ANON_PAGES] >> 63) &&
+			 f[i]->pfn == (sh->pagemap[1][i - ANON_PAGES] & ((1ULL << 55) - 1)));
+	/* Expectation: every write fault's pfn is what pagemap says is mapped. */
+	VT_OK(sh->pagemap_ok && n == ANON_PAGES && m == 2 * ANON_PAGES && !bad,
+	      "anon pfns == /proc/self/pagemap: pagemap read %s, %zu of %d differ",
+	      sh->pagemap_ok ? "ok" : "FAILED", bad, 2 * ANON_PAGES);
 
 	n = faults_in(&s, sh->base[2], sh->len[2], f, 8);
 	/* Expectation: read() wrote the page from kernel mode: KERNEL, user ip. */
