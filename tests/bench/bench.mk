@@ -13,7 +13,7 @@
 
 BENCH_DIR	:= $(B)/bench
 BENCH_CFLAGS	:= $(USER_CFLAGS) -I uapi
-BENCH_PROGS	:= $(BENCH_DIR)/wl $(BENCH_DIR)/drain
+BENCH_PROGS	:= $(BENCH_DIR)/wl $(BENCH_DIR)/drain $(BENCH_DIR)/cputime
 
 .PHONY: bench bench-quick bench-progs bench-hostbench
 
@@ -35,6 +35,10 @@ $(BENCH_DIR)/wl: tests/bench/wl.c uapi/linux/memmon.h
 	$(CC) $(BENCH_CFLAGS) -static -o $@ $< -lpthread
 
 $(BENCH_DIR)/drain: tests/bench/drain.c uapi/linux/memmon.h
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_CFLAGS) -static -o $@ $<
+
+$(BENCH_DIR)/cputime: tests/bench/cputime.c
 	@mkdir -p $(@D)
 	$(CC) $(BENCH_CFLAGS) -static -o $@ $<
 
