@@ -37,9 +37,9 @@
 
 #define P 4096UL
 
-/* What a workload tells the parent: the ranges it touched, by purpose. */
-#define ANON_PAGES 512
+#define ANON_PAGES 512	/* pages in each of w_anon's regions */
 
+/* What a workload tells the parent: the ranges it touched, by purpose. */
 struct shared {
 	uint64_t base[16];
 	uint64_t len[16];
