@@ -10,9 +10,10 @@
  * sum exact: it is the tasks' scheduler runtime, split between user and
  * system by ticks). Prints, on stderr, after CMD's own output:
  *
- *   CPUTIME ns=N status=S
+ *   CPUTIME ns=N status=S pid=P
  *
- * and exits with CMD's exit status (128 + the signal if it was killed).
+ * (P: CMD's pid, for a system-wide tracer's lines) and exits with CMD's
+ * exit status (128 + the signal if it was killed).
  * Inside the icount VM the CPU clock counts instructions executed, so N is
  * the instructions CMD's tree executed, idle time excluded.
  */
@@ -53,7 +54,7 @@ int main(int argc, char **argv)
 	}
 	ns = (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ULL +
 	     (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ULL;
-	fprintf(stderr, "CPUTIME ns=%llu status=%d\n", ns, status);
+	fprintf(stderr, "CPUTIME ns=%llu status=%d pid=%d\n", ns, status, (int)pid);
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
 	return WEXITSTATUS(status);
