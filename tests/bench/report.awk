@@ -326,6 +326,13 @@ function whole_compute(	i, k, cw, parts, lo, hi, tlo, thi, dops, ukey, bkey) {
 			continue
 		WRATIO[cw] = WPO[cw] / WPO[ukey]
 		WPEV[cw] = WEPO[cw] > 0 ? (WPO[cw] - WPO[ukey]) / WEPO[cw] : ""
+	}
+	# Then against bpftrace's (known only once every WPEV is).
+	for (i = 1; i <= nwh; i++) {
+		cw = WHK[i]
+		if (!(cw in WRATIO))
+			continue
+		split(cw, parts, SUBSEP)
 		bkey = "bpftrace" SUBSEP parts[2]
 		# bpftrace's whole-run cost if it was measured, else its
 		# windowed one (which leaves its lagging reader out).
