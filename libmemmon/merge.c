@@ -121,17 +121,27 @@ const struct mm_merge_node *mm_merge_top(struct mm_merge *m)
 	return t->src == MM_MERGE_EMPTY ? NULL : t;
 }
 
-/* The winner's leaf changed: replay its path. */
+/*
+ * The winner's leaf changed: replay its path. The sources' times
+ * interleave at random, so a branch on each match would mispredict about
+ * half the time: the common case (different times) swaps winner and loser
+ * with masks; only a tie, rare, takes before()'s rules on a branch.
+ */
 static void replay(struct mm_merge *m)
 {
-	unsigned int w = m->loser[0], i, t;
+	unsigned int w = m->loser[0], i, t, sw;
+	__u64 tw = m->time[w], tt;
 
 	for (i = (w + m->k) >> 1; i >= 1; i >>= 1) {
 		t = m->loser[i];
-		if (before(m, t, w)) {
-			m->loser[i] = w;
-			w = t;
-		}
+		tt = m->time[t];
+		if (__builtin_expect(tt == tw, 0))
+			sw = -(unsigned int)before(m, t, w);
+		else
+			sw = -(unsigned int)(tt < tw);
+		m->loser[i] = (w & sw) | (t & ~sw);
+		w = (t & sw) | (w & ~sw);
+		tw = (tt & -(__u64)(sw & 1)) | (tw & ~-(__u64)(sw & 1));
 	}
 	m->loser[0] = w;
 }
