@@ -59,6 +59,7 @@ struct proc {
 
 struct report {
 	const char *path;
+	struct proc *last;		/* the last record's process: a hint */
 	struct proc *buckets[1024];
 	struct proc **list;
 	size_t nr_procs;
@@ -74,9 +75,12 @@ static struct proc *proc_get(struct report *rp, __u32 tgid)
 	struct proc **b = &rp->buckets[tgid % 1024], *p;
 	struct proc **nl;
 
+	/* A CPU runs one task for a while: runs of records share one. */
+	if (rp->last && rp->last->tgid == tgid)
+		return rp->last;
 	for (p = *b; p; p = p->next)
 		if (p->tgid == tgid)
-			return p;
+			return rp->last = p;
 	p = calloc(1, sizeof(*p));
 	nl = realloc(rp->list, (rp->nr_procs + 1) * sizeof(*nl));
 	if (!p || !nl) {
@@ -91,7 +95,7 @@ static struct proc *proc_get(struct report *rp, __u32 tgid)
 	p->tgid = tgid;
 	p->next = *b;
 	*b = p;
-	return p;
+	return rp->last = p;
 }
 
 /*
@@ -289,27 +293,38 @@ static void on_fork(struct report *rp, struct proc *parent,
 static int report_cb(void *ctx, const struct memmon_rec_header *rec)
 {
 	struct report *rp = ctx;
+	/*
+	 * Most records are faults: a whole one (memmon_rec__fault()'s checks)
+	 * skips the others' tests and the calls.
+	 */
+	bool fault = rec->type == MEMMON_REC_FAULT &&
+		     rec->size >= sizeof(struct memmon_rec_fault);
 	struct proc *p;
 
-	if (rec->type == MEMMON_REC_LOST) {
+	if (fault) {
+		/* the common steps below */
+	} else if (rec->type == MEMMON_REC_LOST) {
 		const struct memmon_rec_lost *l = memmon_rec__lost(rec);
 
 		if (l && rec->cpu < rp->nr_cpus)
 			rp->lost[rec->cpu] += l->count;
 		return 0;
-	}
-	if (rec->type == MEMMON_REC_PATH) {
+	} else if (rec->type == MEMMON_REC_PATH) {
 		memmon_paths__add_rec(rp->paths, rec);
 		return 0;
-	}
-	if (!memmon_rec_type__name(rec->type))
+	} else if (!memmon_rec_type__name(rec->type)) {
 		return 0;	/* a newer record type: skip */
+	}
 	p = proc_get(rp, rec->tgid);
 	if (!p)
 		return rp->err;
 	if (!p->first_ns)
 		p->first_ns = rec->time_ns;
 	p->last_ns = rec->time_ns;
+	if (fault) {
+		on_fault(p, (const struct memmon_rec_fault *)rec);
+		return rp->err;
+	}
 	switch (rec->type) {
 	case MEMMON_REC_SYSCALL: {
 		const struct memmon_rec_syscall *sc = memmon_rec__syscall(rec);
@@ -318,13 +333,8 @@ static int report_cb(void *ctx, const struct memmon_rec_header *rec)
 			on_syscall(rp, p, sc);
 		break;
 	}
-	case MEMMON_REC_FAULT: {
-		const struct memmon_rec_fault *f = memmon_rec__fault(rec);
-
-		if (f)
-			on_fault(p, f);
+	case MEMMON_REC_FAULT:	/* too short: whole ones were done above */
 		break;
-	}
 	case MEMMON_REC_RSS: {
 		const struct memmon_rec_rss *r = memmon_rec__rss(rec);
 
