@@ -140,7 +140,13 @@ static int carve(struct proc *p, __u64 start, __u64 end, bool retire)
 
 static int map_region(struct proc *p, const struct region *nr)
 {
-	long long gone = region_map_insert(&p->map, nr, retire_cb, p);
+	long long gone = -ENOENT;
+
+	/* brk moves the top of the heap: one region grows, as its VMA does */
+	if (nr->heap)
+		gone = region_map_grow(&p->map, nr->start, nr->end, retire_cb, p);
+	if (gone == -ENOENT)
+		gone = region_map_insert(&p->map, nr, retire_cb, p);
 
 	if (gone < 0)
 		return (int)gone;

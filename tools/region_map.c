@@ -287,6 +287,30 @@ long long region_map_insert(struct region_map *m, const struct region *r,
 	return gone;
 }
 
+long long region_map_grow(struct region_map *m, __u64 start, __u64 end,
+			  region_retire_fn retire, void *ctx)
+{
+	long long gone;
+	size_t i;
+
+	if (!start || start >= end)
+		return -ENOENT;
+	/* The region holding start - 1, if it ends at start. */
+	i = region_map_lower(m, start - 1);
+	if (i >= m->nr || m->ends[i] != start || !m->pool[m->slot[i]].heap)
+		return -ENOENT;
+	/*
+	 * The carve starts at the first region with end > start, after i: it
+	 * neither moves i within the order nor cuts it.
+	 */
+	gone = region_map_carve(m, start, end, retire, ctx);
+	if (gone < 0)
+		return gone;
+	m->ends[i] = end;
+	m->pool[m->slot[i]].end = end;
+	return gone;
+}
+
 int region_map_copy(struct region_map *dst, const struct region_map *src)
 {
 	size_t i;

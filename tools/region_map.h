@@ -114,5 +114,14 @@ long long region_map_carve(struct region_map *m, __u64 start, __u64 end,
  */
 long long region_map_insert(struct region_map *m, const struct region *r,
 			    region_retire_fn retire, void *ctx);
+/*
+ * The heap region that ends at start grows to end, as the kernel grows
+ * its one heap VMA when brk moves up: whatever overlapped [start, end) is
+ * carved out first (and retired). Returns the bytes that were replaced;
+ * -ENOENT if no heap region ends at start, -ENOMEM (nothing changed either
+ * way: the caller inserts a region of its own instead).
+ */
+long long region_map_grow(struct region_map *m, __u64 start, __u64 end,
+			  region_retire_fn retire, void *ctx);
 
 #endif

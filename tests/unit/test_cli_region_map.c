@@ -8,6 +8,7 @@
  * reports, and what it retired. Also the branch-free search at every size
  * and position, and copy/clear.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -77,6 +78,28 @@ static long long naive_insert(struct naive *n, const struct region *r)
 	return gone;
 }
 
+/* The heap region ending at start, or NULL. */
+static struct region *naive_heap_at(struct naive *n, __u64 start)
+{
+	size_t i;
+
+	for (i = 0; i < n->nr; i++)
+		if (n->r[i].end == start && n->r[i].heap)
+			return &n->r[i];
+	return NULL;
+}
+
+static long long naive_grow(struct naive *n, __u64 start, __u64 end)
+{
+	long long gone;
+
+	if (!naive_heap_at(n, start))
+		return -ENOENT;
+	gone = naive_carve(n, start, end, true);
+	naive_heap_at(n, start)->end = end;
+	return gone;
+}
+
 static void naive_fault(struct naive *n, __u64 addr, bool major)
 {
 	size_t i;
@@ -128,6 +151,7 @@ static void assert_same(const struct region_map *m, struct naive *n)
 		assert_int_equal(got[i].faults, n->r[i].faults);
 		assert_int_equal(got[i].major, n->r[i].major);
 		assert_int_equal(got[i].ino, n->r[i].ino);
+		assert_int_equal(got[i].heap, n->r[i].heap);
 		assert_int_equal(m->starts[i], n->r[i].start);
 		assert_int_equal(m->ends[i], n->r[i].end);
 	}
@@ -153,12 +177,13 @@ static void test_random_against_naive(void **state)
 		t = (struct retired){ 0 };
 		region_map_init(&m);
 		for (step = 0; step < 2000; step++) {
-			int op = rand() % 10;
+			int op = rand() % 11;
 			__u64 a = rnd_page(), len = (1 + (__u64)(rand() % 24)) * PG;
 
 			if (op < 3) {
 				struct region r = { .start = a, .end = a + len,
-						    .ino = ino++, .prot = 3 };
+						    .ino = ino++, .prot = 3,
+						    .heap = rand() % 2 };
 
 				assert_int_equal(region_map_insert(&m, &r, retire_cb, &t),
 						 naive_insert(&n, &r));
@@ -169,6 +194,12 @@ static void test_random_against_naive(void **state)
 				/* mremap's source: carved, not retired */
 				assert_int_equal(region_map_carve(&m, a, a + len, NULL, NULL),
 						 naive_carve(&n, a, a + len, false));
+			} else if (op == 10) {
+				/* brk up: mostly from a region's end */
+				if (n.nr && rand() % 4)
+					a = n.r[rand() % n.nr].end;
+				assert_int_equal(region_map_grow(&m, a, a + len, retire_cb, &t),
+						 naive_grow(&n, a, a + len));
 			} else {
 				__u64 addr = a + (__u64)(rand() % 4096);
 				bool major = rand() % 3 == 0;

@@ -115,6 +115,12 @@ static void write_story(const char *p)
 	fk->child_tgid = 101;
 	fk->child_tid = 101;
 	sys(cb, 1, 2100, 101, MEMMON_SYS_MUNMAP, 0x10000, 8192, 0, 0, 0, 0);
+	/* the heap grows again: one region, as the kernel's one VMA */
+	sys(cb, 0, 2150, 100, MEMMON_SYS_BRK, 0x531000, 0, 0, 0, 0, 0x531000);
+	s = (void *)(cb->b[0] + cb->n[0] - sizeof(*s));
+	s->aux[0] = 0x521000;
+	s->aux[1] = 0x531000;
+	fault(cb, 0, 2160, 0x530008, MEMMON_FAULT_WRITE, MEMMON_FCLASS_ANON, false, 300);
 	l = put(cb, 1, MEMMON_REC_LOST, sizeof(*l), 2200, 0);
 	l->count = 5;
 	put(cb, 0, 99, 48, 2500, 100);	/* a future record type */
@@ -143,18 +149,18 @@ static void test_text(void **state)
 		"process 100 (/usr/bin/app), exited 0",
 		"  mmap                  4        1      1.0 MiB",
 		"  munmap                1        0      1.0 MiB",
-		"mapped 1.1 MiB, unmapped 1.0 MiB, locked 8.0 KiB",
+		"mapped 1.2 MiB, unmapped 1.0 MiB, locked 8.0 KiB",
 		"peak virtual size (traced mappings) 1.0 MiB; at exit the kernel's peak_vm 50.0 MiB, peak_rss 10.0 MiB",
-		"faults 4",
-		"anon     minor          3  major          0",
+		"faults 5",
+		"anon     minor          4  major          0",
 		"file     minor          0  major          1",
-		"results: handled 3 retry 1",
-		"[      256 ns,       512 ns)          1",
+		"results: handled 4 retry 1",
+		"[      256 ns,       512 ns)          2",
 		"[    65536 ns,    131072 ns)          1",
 		"0x100000-0x200000    1.0 MiB rw- [anon]                   faults 2 (major 0)",
 		"0x20000-0x23000   12.0 KiB r-- /usr/lib/libc.so.6       faults 1 (major 1)",
-		"still mapped at exit (leak candidates): 3 regions, 152.0 KiB",
-		"0x500000  132.0 KiB rw- [heap]",
+		"still mapped at exit (leak candidates): 3 regions, 216.0 KiB",
+		"0x500000  196.0 KiB rw- [heap]",
 		"process 101 (/usr/bin/app), child of 100, alive at the end of the trace",
 		"still mapped at the end of the trace (leak candidates): 2 regions, 144.0 KiB",
 	};
@@ -190,6 +196,13 @@ static void test_json(void **state)
 	assert_int_equal(json_integer_value(json_object_get(p, "bytes_locked")), 8192);
 	assert_int_equal(json_integer_value(json_object_get(p, "peak_vm_traced")), 1069056);
 	assert_int_equal(json_array_size(json_object_get(p, "still_mapped")), 3);
+	/* both brk grows are one [heap] region, the fault on the second's part
+	 * counted on it
+	 */
+	q = json_array_get(json_object_get(p, "still_mapped"), 2);
+	assert_string_equal(json_string_value(json_object_get(q, "what")), "[heap]");
+	assert_int_equal(json_integer_value(json_object_get(q, "size")), 0x31000);
+	assert_int_equal(json_integer_value(json_object_get(q, "faults")), 1);
 	q = json_array_get(json_object_get(p, "hottest_regions"), 0);
 	assert_int_equal(json_integer_value(json_object_get(q, "faults")), 2);
 	q = json_object_get(json_object_get(p, "faults"), "file");
@@ -197,9 +210,9 @@ static void test_json(void **state)
 	assert_int_equal(json_array_size(json_object_get(p, "fault_latency")), 3);
 	q = json_object_get(p, "fault_results");
 	assert_int_equal(json_object_size(q), 2);
-	assert_int_equal(json_integer_value(json_object_get(q, "handled")), 3);
+	assert_int_equal(json_integer_value(json_object_get(q, "handled")), 4);
 	assert_int_equal(json_integer_value(json_object_get(q, "retry")), 1);
-	assert_int_equal(json_integer_value(json_object_get(p, "faults_total")), 4);
+	assert_int_equal(json_integer_value(json_object_get(p, "faults_total")), 5);
 	p = json_array_get(json_object_get(j, "processes"), 1);
 	assert_int_equal(json_integer_value(json_object_get(p, "parent")), 100);
 	assert_false(json_is_true(json_object_get(p, "exited")));
