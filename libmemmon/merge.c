@@ -129,19 +129,21 @@ const struct mm_merge_node *mm_merge_top(struct mm_merge *m)
  */
 static void replay(struct mm_merge *m)
 {
-	unsigned int w = m->loser[0], i, t, sw;
-	__u64 tw = m->time[w], tt;
+	unsigned int w = m->loser[0], i, t, x;
+	__u64 tw = m->time[w], tt, sw;
 
 	for (i = (w + m->k) >> 1; i >= 1; i >>= 1) {
 		t = m->loser[i];
 		tt = m->time[t];
+		/* sw: all ones when t wins the match (and w stays there) */
 		if (__builtin_expect(tt == tw, 0))
-			sw = -(unsigned int)before(m, t, w);
+			sw = -(__u64)before(m, t, w);
 		else
-			sw = -(unsigned int)(tt < tw);
-		m->loser[i] = (w & sw) | (t & ~sw);
-		w = (t & sw) | (w & ~sw);
-		tw = (tt & -(__u64)(sw & 1)) | (tw & ~-(__u64)(sw & 1));
+			sw = -(__u64)(tt < tw);
+		x = (w ^ t) & (unsigned int)sw;
+		m->loser[i] = t ^ x;
+		w ^= x;
+		tw ^= (tw ^ tt) & sw;
 	}
 	m->loser[0] = w;
 }
