@@ -4,6 +4,7 @@
  * they run on the host in real hardware time):
  *
  *   hostbench gen FILE MIB [-c CPUS] [-p PROCS] [-s SEED] [-z LEVEL]
+ *                 [-l uniform|real]
  *       Write a synthetic trace file of about MIB MiB through libmemmon's
  *       trace writer, the way `memmon record` writes one: per-CPU chunks of
  *       at most 256 KiB of raw ring records. The mix is modelled on a busy
@@ -11,7 +12,18 @@
  *       processes' live mappings, ~27 % memory syscalls with consistent
  *       mmap/munmap/brk/mremap state, RSS samples, marks, PATH records
  *       before the first file mapping of each file, fork/exec at the start
- *       and exit at the end. Prints "GEN events=N bytes=B seconds=S".
+ *       and exit at the end. -l says where the events fall: uniform (the
+ *       default) picks a random process, CPU and region for each, the
+ *       worst locality a trace can have; real follows the figures of
+ *       `hostbench locality` on real programs' traces (REAL_*). Prints
+ *       "GEN events=N bytes=B seconds=S".
+ *
+ *   hostbench locality FILE...
+ *       How a trace's events cluster, the figures -l real follows: the
+ *       share of faults, of records whose CPU's previous record was of the
+ *       same process, of faults on the page after the process's previous
+ *       fault, within 16 pages of it, or further, and of munmaps of the
+ *       process's latest mmap. Prints "LOCALITY file=F ...".
  *
  *   hostbench drain [-c CPUS] [-r RING_BYTES] [-t SECONDS] [-n RECORDS] [-m MODE]
  *       The userspace drain rate: per-CPU rings laid out exactly like the
@@ -55,6 +67,23 @@
 #define MAX_CPUS	64
 #define MAX_MAPS	192		/* live mappings per process */
 #define MAX_THREADS	4
+
+/*
+ * gen -l real: the locality of real traces, from `hostbench locality` on
+ * tests/bench/calib's recordings (gcc, two parallel gcc, python3, perl, a
+ * sort pipeline) in the VM; the figures are in docs/benchmarks.md. Percent,
+ * or one switch in REAL_SWITCH records. What the programs showed, and what
+ * a 1 GiB trace of gen -l real shows:
+ */
+#define REAL_SWITCH		250	/* same task as the CPU's previous record:
+					 * 0.92-1.00, the parallel build 0.995;
+					 * gen 0.996 */
+#define REAL_FAULT_NEXT		55	/* on the page after the last fault:
+					 * 0.34-0.92, gcc 0.54; gen 0.51 */
+#define REAL_FAULT_NEAR		17	/* within 16 pages of it: 0.00-0.26,
+					 * gcc 0.17; gen 0.13 */
+#define REAL_MUNMAP_LATEST	45	/* munmap of the latest mmap: 0.00-0.88,
+					 * gcc 0.40, the build 0.19; gen 0.30 */
 
 static void die(const char *what, int err)
 {
@@ -117,6 +146,10 @@ struct gproc {
 	unsigned int nmaps;
 	__u64 rss_anon, rss_file;
 	__u64 ip;
+	/* "real" locality: where this process's faults are running */
+	__u64 run_start, run_end;	/* the region (0, 0: none) */
+	__u64 run_next;			/* the page after the last fault */
+	bool run_brk;			/* the region is the heap */
 };
 
 struct cpubuf {
@@ -134,6 +167,8 @@ struct gen {
 	__u64 events;
 	__u64 files_seen;	/* PATH records emitted: files 0..files_seen-1 */
 	int err;
+	bool real;		/* -l real: the locality of real traces */
+	struct gproc *on_cpu[MAX_CPUS];	/* -l real: each CPU's current task */
 };
 
 static void flush_cpu(struct gen *g, unsigned int cpu)
@@ -248,6 +283,16 @@ static void gen_mmap(struct gen *g, unsigned int cpu, struct gproc *p)
 		    file ? MEMMON_SYSF_FILE : 0, m->dev, m->ino);
 }
 
+/* maps[i] goes; the others keep their order. */
+static void forget_map(struct gproc *p, unsigned int i)
+{
+	if (p->run_start == p->maps[i].start && !p->run_brk)
+		p->run_start = p->run_end = 0;
+	memmove(&p->maps[i], &p->maps[i + 1],
+		(p->nmaps - i - 1) * sizeof(p->maps[0]));
+	p->nmaps--;
+}
+
 static void gen_munmap(struct gen *g, unsigned int cpu, struct gproc *p)
 {
 	unsigned int i;
@@ -257,10 +302,12 @@ static void gen_munmap(struct gen *g, unsigned int cpu, struct gproc *p)
 		gen_mmap(g, cpu, p);
 		return;
 	}
-	i = below(p->nmaps);
+	/* maps[] is in the order of mapping: the last is the latest. */
+	i = g->real && below(100) < REAL_MUNMAP_LATEST ? p->nmaps - 1 :
+	    below(p->nmaps);
 	args[0] = p->maps[i].start;
 	args[1] = p->maps[i].len;
-	p->maps[i] = p->maps[--p->nmaps];
+	forget_map(p, i);
 	gen_syscall(g, cpu, p, MEMMON_SYS_MUNMAP, args, 0, 0, 0, 0);
 }
 
@@ -299,14 +346,19 @@ static void gen_on_map(struct gen *g, unsigned int cpu, struct gproc *p,
 
 static void gen_mremap(struct gen *g, unsigned int cpu, struct gproc *p)
 {
-	struct map *m;
+	struct map *m, moved;
 	__u64 args[6] = { 0 };
+	unsigned int i;
 
 	if (!p->nmaps) {
 		gen_mmap(g, cpu, p);
 		return;
 	}
-	m = &p->maps[below(p->nmaps)];
+	i = below(p->nmaps);
+	moved = p->maps[i];
+	forget_map(p, i);
+	m = &p->maps[p->nmaps++];	/* now the latest */
+	*m = moved;
 	args[0] = m->start;
 	args[1] = m->len;
 	args[2] = m->len * 2;
@@ -317,23 +369,65 @@ static void gen_mremap(struct gen *g, unsigned int cpu, struct gproc *p)
 	gen_syscall(g, cpu, p, MEMMON_SYS_MREMAP, args, m->start, 0, 0, 0);
 }
 
+/*
+ * -l real: a fault that goes on where the process's last one was, as
+ * they do in real traces (hostbench locality: build/calib in
+ * docs/benchmarks.md), or false for one anywhere (the uniform pick).
+ */
+static bool real_fault(struct gproc *p, __u64 *addr, bool *file)
+{
+	__u64 x = below(100), end, pg;
+	unsigned int i;
+
+	if (!p->run_end || x >= REAL_FAULT_NEXT + REAL_FAULT_NEAR)
+		return false;
+	end = p->run_brk ? p->brk_cur + PAGE : p->run_end;
+	if (x < REAL_FAULT_NEXT)
+		pg = p->run_next;
+	else				/* within 16 pages either side */
+		pg = p->run_next - PAGE + (below(33) - 16) * PAGE;
+	if (pg < p->run_start || pg >= end)
+		return false;
+	*addr = pg + below(PAGE);
+	*file = false;
+	if (!p->run_brk) {
+		for (i = 0; i < p->nmaps; i++)
+			if (p->maps[i].start == p->run_start)
+				break;
+		if (i == p->nmaps)
+			return false;
+		*file = p->maps[i].file;
+	}
+	return true;
+}
+
 static void gen_fault(struct gen *g, unsigned int cpu, struct gproc *p)
 {
 	struct memmon_rec_fault *r;
 	struct map *m = NULL;
 	__u64 addr;
 	__u32 cls;
+	bool file;
 
-	if (p->nmaps && below(8)) {
+	if (g->real && real_fault(p, &addr, &file)) {
+		cls = file ? MEMMON_FCLASS_FILE : MEMMON_FCLASS_ANON;
+	} else if (p->nmaps && below(8)) {
 		m = &p->maps[below(p->nmaps)];
 		addr = m->start + below(m->len / PAGE) * PAGE + below(PAGE);
 		cls = m->file ? MEMMON_FCLASS_FILE : MEMMON_FCLASS_ANON;
 		if (!m->file && below(50) == 0)
 			cls = MEMMON_FCLASS_SWAP;
+		p->run_start = m->start;
+		p->run_end = m->start + m->len;
+		p->run_brk = false;
 	} else {
 		addr = p->brk_base + below(p->brk_cur - p->brk_base + PAGE);
 		cls = MEMMON_FCLASS_ANON;
+		p->run_start = p->brk_base;
+		p->run_end = p->brk_cur + PAGE;
+		p->run_brk = true;
 	}
+	p->run_next = (addr & ~(PAGE - 1)) + PAGE;
 	if (below(40) == 0)
 		cls = MEMMON_FCLASS_SHMEM;
 	r = put(g, cpu, MEMMON_REC_FAULT, sizeof(*r), p);
@@ -382,6 +476,16 @@ static void gen_event(struct gen *g)
 	unsigned int cpu = below(g->nr_cpus);
 	struct gproc *p = &g->procs[below(g->nr_procs)];
 	unsigned int x = below(1000);
+
+	/*
+	 * -l real: a CPU runs one task for a while (the scheduler's slice),
+	 * as real traces show, instead of a random one per event.
+	 */
+	if (g->real) {
+		if (!g->on_cpu[cpu] || below(REAL_SWITCH) == 0)
+			g->on_cpu[cpu] = p;
+		p = g->on_cpu[cpu];
+	}
 
 	if (x < 700)
 		gen_fault(g, cpu, p);
@@ -442,8 +546,15 @@ static int cmd_gen(int argc, char **argv)
 	struct gen g = { 0 };
 	char meta[512];
 
-	while ((c = getopt(argc, argv, "c:p:s:z:")) != -1) {
+	while ((c = getopt(argc, argv, "c:p:s:z:l:")) != -1) {
 		switch (c) {
+		case 'l':
+			if (strcmp(optarg, "uniform") && strcmp(optarg, "real")) {
+				fprintf(stderr, "hostbench gen: -l uniform|real\n");
+				return 2;
+			}
+			g.real = !strcmp(optarg, "real");
+			break;
 		case 'c':
 			nr_cpus = strtoul(optarg, NULL, 0);
 			break;
@@ -461,7 +572,7 @@ static int cmd_gen(int argc, char **argv)
 		}
 	}
 	if (argc - optind != 2 || !nr_cpus || nr_cpus > MAX_CPUS || !nr_procs) {
-		fprintf(stderr, "usage: hostbench gen FILE MIB [-c CPUS] [-p PROCS] [-s SEED] [-z LEVEL]\n");
+		fprintf(stderr, "usage: hostbench gen FILE MIB [-c CPUS] [-p PROCS] [-s SEED] [-z LEVEL] [-l uniform|real]\n");
 		return 2;
 	}
 	target = strtoull(argv[optind + 1], NULL, 0) << 20;
@@ -861,12 +972,117 @@ static int cmd_decode(int argc, char **argv)
 	return 0;
 }
 
+/* ---- the locality of a real trace (what gen's "real" profile follows) -- */
+
+#define LOC_PROCS	4096
+
+struct loc_proc {
+	__u32 tgid;
+	bool seen;
+	__u64 last_fault;	/* page */
+	__u64 last_map;		/* the latest mmap's address */
+};
+
+struct loc {
+	__u32 cpu_tgid[MAX_CPUS];
+	__u64 recs, same_cpu_tgid, cpu_recs;
+	__u64 faults, f_next, f_near, f_far, f_first;
+	__u64 syscalls, munmaps, munmap_latest;
+	struct loc_proc procs[LOC_PROCS];
+};
+
+static struct loc_proc *loc_proc(struct loc *l, __u32 tgid)
+{
+	struct loc_proc *p = &l->procs[tgid % LOC_PROCS];
+
+	if (!p->seen || p->tgid != tgid) {
+		memset(p, 0, sizeof(*p));
+		p->tgid = tgid;
+		p->seen = true;
+	}
+	return p;
+}
+
+static int loc_rec(void *ctx, const struct memmon_rec_header *h)
+{
+	struct loc *l = ctx;
+	struct loc_proc *p;
+
+	if (!h->tgid || h->cpu >= MAX_CPUS)
+		return 0;
+	l->recs++;
+	if (l->cpu_tgid[h->cpu]) {
+		l->cpu_recs++;
+		l->same_cpu_tgid += l->cpu_tgid[h->cpu] == h->tgid;
+	}
+	l->cpu_tgid[h->cpu] = h->tgid;
+	p = loc_proc(l, h->tgid);
+	if (h->type == MEMMON_REC_FAULT) {
+		const struct memmon_rec_fault *f = (const void *)h;
+		__u64 pg = f->addr / PAGE;
+
+		l->faults++;
+		if (!p->last_fault)
+			l->f_first++;
+		else if (pg == p->last_fault + 1)
+			l->f_next++;
+		else if (pg - p->last_fault + 16 <= 32)
+			l->f_near++;
+		else
+			l->f_far++;
+		p->last_fault = pg;
+	} else if (h->type == MEMMON_REC_SYSCALL) {
+		const struct memmon_rec_syscall *c = (const void *)h;
+
+		l->syscalls++;
+		if (c->sys == MEMMON_SYS_MMAP && c->ret > 0)
+			p->last_map = c->ret;
+		if (c->sys == MEMMON_SYS_MUNMAP) {
+			l->munmaps++;
+			l->munmap_latest += c->args[0] == p->last_map;
+		}
+	}
+	return 0;
+}
+
+/* hostbench locality FILE...: how real traces cluster (see gen_event()). */
+static int cmd_locality(int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		struct memmon_trace_reader *r = memmon_trace_reader__open(argv[i], NULL);
+		struct loc *l = calloc(1, sizeof(*l));
+		long n;
+
+		if (!r || !l)
+			die(argv[i], r ? ENOMEM : errno);
+		n = memmon_trace_reader__for_each(r, loc_rec, l);
+		if (n < 0)
+			die(memmon_trace_reader__errmsg(r), (int)-n);
+		printf("LOCALITY file=%s records=%llu faults=%.3f same_task_on_cpu=%.3f "
+		       "fault_next_page=%.3f fault_within_16_pages=%.3f fault_far=%.3f "
+		       "munmap_of_latest_mmap=%.3f\n", argv[i],
+		       (unsigned long long)l->recs, (double)l->faults / l->recs,
+		       (double)l->same_cpu_tgid / (l->cpu_recs ? l->cpu_recs : 1),
+		       (double)l->f_next / (l->faults - l->f_first),
+		       (double)l->f_near / (l->faults - l->f_first),
+		       (double)l->f_far / (l->faults - l->f_first),
+		       (double)l->munmap_latest / (l->munmaps ? l->munmaps : 1));
+		memmon_trace_reader__close(r);
+		free(l);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[1], "gen"))
 		return cmd_gen(argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "drain"))
 		return cmd_drain(argc - 1, argv + 1);
+	if (argc >= 2 && !strcmp(argv[1], "locality"))
+		return cmd_locality(argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "decode"))
 		return cmd_decode(argc - 1, argv + 1);
 	fprintf(stderr, "usage: hostbench gen|drain|decode ...\n");

@@ -541,19 +541,23 @@ function targets(	i, w, key, o, n, m, cw, parts) {
 		# Both clocks: the CPU time it costs (the stable figure on a
 		# shared host) and the wall time a user waits (report reads on
 		# a second thread, so the two differ).
+		# The trace's locality: real programs', or uniform (worst case).
+		loc = ""
+		if (match(o, / locality=[a-z]+/))
+			loc = ", " substr(o, RSTART + 10, RLENGTH - 10)
 		if (o ~ /bench=report / && match(o, / gb_per_s=[0-9.e+]+/)) {
 			n = substr(o, RSTART + 10, RLENGTH - 10) + 0
-			printf "  memmon report >= 1 GB/s, CPU time:             %.2f GB/s   %s\n", n,
+			printf "  %-47s %.2f GB/s   %s\n", "memmon report >= 1 GB/s, CPU time" loc ":", n,
 				(n >= 1 ? "met" : sprintf("MISSED: %.0f%% of the target", n * 100))
 		}
 		if (o ~ /bench=report / && match(o, /wall_gb_per_s=[0-9.e+]+/)) {
 			n = substr(o, RSTART + 14, RLENGTH - 14) + 0
-			printf "  memmon report >= 1 GB/s, wall time:            %.2f GB/s   %s\n", n,
+			printf "  %-47s %.2f GB/s   %s\n", "memmon report >= 1 GB/s, wall time" loc ":", n,
 				(n >= 1 ? "met" : sprintf("MISSED: %.0f%% of the target", n * 100))
 		}
 		if (o ~ /bench=report / && match(o, /peak_rss_kb=[0-9]+/)) {
 			n = substr(o, RSTART + 12, RLENGTH - 12) / 1024
-			printf "  memmon report peak RSS < 64 MiB:               %.1f MiB   %s\n", n,
+			printf "  %-47s %.1f MiB   %s\n", "memmon report peak RSS < 64 MiB" loc ":", n,
 				n < 64 ? "met" : sprintf("MISSED by %.1f MiB", n - 64)
 		}
 	}
