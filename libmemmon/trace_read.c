@@ -2,10 +2,14 @@
 /*
  * Trace file reader.
  *
- * Memory stays flat: per CPU, one chunk is mapped (or decompressed) at a
- * time; a chunk is unmapped, and its page cache dropped, as soon as the
- * merge has passed it. The index is the only thing proportional to the
- * file (40 bytes per chunk).
+ * Memory stays flat: the file is mapped once, whole, and per CPU one
+ * chunk is in use (or decompressed) at a time; the chunks the merge has
+ * passed are released in batches (their pages unmapped and their page
+ * cache dropped), RELEASE_BATCH chunks at a time, so that the unmapping's
+ * TLB flush is paid once per batch and not per chunk. Where the whole
+ * file cannot be mapped (a 32-bit address space), each chunk is mapped
+ * and released on its own. The index is the only thing proportional to
+ * the file (40 bytes per chunk).
  *
  * Nothing in the file is trusted: every size is checked against the file
  * and the enclosing block before use, every block's header and payload
@@ -26,13 +30,17 @@
 #include "trace_format.h"
 
 #define MTF_META_MAX	(16U << 20)
+#define RELEASE_BATCH	32	/* chunks passed before they are released */
+
+bool mtf_map_whole = true;
 #define MTF_HEADER_MAX	4096U
 
 struct src {
 	__u64 *chunks;		/* block offsets of this CPU, file order */
 	size_t nr, cap;
 	size_t next;		/* the chunk to load next */
-	void *map;
+	void *map;		/* this chunk's own mapping, or NULL */
+	bool held;		/* [map_off, + map_len) of the file is in use */
 	size_t map_len;
 	__u64 map_off;
 	const __u8 *data;	/* the records of the loaded chunk */
@@ -52,6 +60,12 @@ struct memmon_trace_reader {
 	char *meta_text;
 	struct src *src;
 	struct mm_merge merge;
+	const __u8 *fmap;	/* the whole file, or NULL: a map per chunk */
+	size_t fmap_len;
+	struct passed {		/* file ranges of chunks passed, to release */
+		__u64 start, end;
+	} passed[RELEASE_BATCH];
+	unsigned int nr_passed;
 	char errmsg[512];
 };
 
@@ -480,6 +494,45 @@ err_out:
 	return libmm_err_ptr(err);
 }
 
+static int by_start(const void *a, const void *b)
+{
+	const struct passed *x = a, *y = b;
+
+	return (x->start > y->start) - (x->start < y->start);
+}
+
+/*
+ * Release the passed chunks of the whole-file map: their pages go (one TLB
+ * flush per run of adjacent chunks, which the CPUs' chunks mostly are in
+ * file order) and so does their page cache, so that memory stays flat on
+ * big files. A page a chunk still in use shares is mapped again when
+ * touched (a private read-only map: nothing is lost).
+ */
+static void release_passed(struct memmon_trace_reader *r)
+{
+	struct passed *p = r->passed;
+	unsigned int i, n = 0;
+
+	if (!r->nr_passed)
+		return;
+	qsort(p, r->nr_passed, sizeof(*p), by_start);
+	for (i = 1; i < r->nr_passed; i++) {
+		if (p[i].start <= p[n].end) {
+			if (p[i].end > p[n].end)
+				p[n].end = p[i].end;
+		} else {
+			p[++n] = p[i];
+		}
+	}
+	for (i = 0; i <= n; i++) {
+		madvise((void *)(r->fmap + p[i].start), p[i].end - p[i].start,
+			MADV_DONTNEED);
+		posix_fadvise(r->fd, (off_t)p[i].start,
+			      (off_t)(p[i].end - p[i].start), POSIX_FADV_DONTNEED);
+	}
+	r->nr_passed = 0;
+}
+
 static void src_unload(struct memmon_trace_reader *r, struct src *s)
 {
 	if (s->map) {
@@ -488,7 +541,13 @@ static void src_unload(struct memmon_trace_reader *r, struct src *s)
 		posix_fadvise(r->fd, (off_t)s->map_off, (off_t)s->map_len,
 			      POSIX_FADV_DONTNEED);
 		s->map = NULL;
+	} else if (s->held) {
+		if (r->nr_passed == RELEASE_BATCH)
+			release_passed(r);
+		r->passed[r->nr_passed].start = s->map_off;
+		r->passed[r->nr_passed++].end = s->map_off + s->map_len;
 	}
+	s->held = false;
 	s->data = NULL;
 	s->len = s->pos = 0;
 }
@@ -512,14 +571,21 @@ static int src_load(struct memmon_trace_reader *r, struct src *s, unsigned int c
 	end = off + b.header_size + b.payload_size;
 	s->map_len = (size_t)(end - start);
 	s->map_off = start;
-	s->map = mmap(NULL, s->map_len, PROT_READ, MAP_PRIVATE, r->fd, (off_t)start);
-	if (s->map == MAP_FAILED) {
-		s->map = NULL;
-		return fail(r, -errno, "chunk at offset %llu: mmap: %s",
-			    (unsigned long long)off, strerror(errno));
+	if (r->fmap) {
+		/* read_block() checked the chunk against the file's size */
+		payload = r->fmap + off + b.header_size;
+	} else {
+		s->map = mmap(NULL, s->map_len, PROT_READ, MAP_PRIVATE, r->fd,
+			      (off_t)start);
+		if (s->map == MAP_FAILED) {
+			s->map = NULL;
+			return fail(r, -errno, "chunk at offset %llu: mmap: %s",
+				    (unsigned long long)off, strerror(errno));
+		}
+		madvise(s->map, s->map_len, MADV_SEQUENTIAL);
+		payload = (const __u8 *)s->map + (off - start) + b.header_size;
 	}
-	madvise(s->map, s->map_len, MADV_SEQUENTIAL);
-	payload = (const __u8 *)s->map + (off - start) + b.header_size;
+	s->held = true;
 	if (mtf_crc32(payload, b.payload_size) != b.payload_crc) {
 		src_unload(r, s);
 		return fail(r, -EBADMSG, "chunk at offset %llu (cpu %u): checksum "
@@ -611,6 +677,18 @@ long memmon_trace_reader__for_each(struct memmon_trace_reader *r,
 	if (!r || !fn)
 		return libmm_err(-EINVAL);
 	r->errmsg[0] = '\0';
+	if (!r->fmap && mtf_map_whole && r->info.file_size &&
+	    r->info.file_size <= SIZE_MAX) {
+		void *m = mmap(NULL, (size_t)r->info.file_size, PROT_READ,
+			       MAP_PRIVATE, r->fd, 0);
+
+		/* no room for it: a map per chunk instead */
+		if (m != MAP_FAILED) {
+			madvise(m, (size_t)r->info.file_size, MADV_SEQUENTIAL);
+			r->fmap = m;
+			r->fmap_len = (size_t)r->info.file_size;
+		}
+	}
 	mm_merge_reset(&r->merge);
 	for (c = 0; c < r->info.nr_cpus; c++) {
 		src_unload(r, &r->src[c]);
@@ -635,6 +713,7 @@ long memmon_trace_reader__for_each(struct memmon_trace_reader *r,
 	}
 	for (c = 0; c < r->info.nr_cpus; c++)
 		src_unload(r, &r->src[c]);
+	release_passed(r);
 	if (err)
 		return libmm_err(err);
 	return cnt;
@@ -650,6 +729,10 @@ void memmon_trace_reader__close(struct memmon_trace_reader *r)
 		src_unload(r, &r->src[c]);
 		free(r->src[c].chunks);
 		free(r->src[c].zbuf);
+	}
+	if (r->fmap) {
+		release_passed(r);
+		munmap((void *)r->fmap, r->fmap_len);
 	}
 	free(r->src);
 	mm_merge_fini(&r->merge);

@@ -22,6 +22,7 @@
 #include "trace_format.h"
 
 #define NCPU 3
+#define CHUNK_MAX 8192
 
 /* tmpfs when there is one: the fuzz loop writes thousands of files. */
 static char dir[64];
@@ -59,13 +60,17 @@ static void path_of(char *buf, size_t n, const char *name)
 	snprintf(buf, n, "%s/%s", dir, name);
 }
 
-/* Write a file of a few chunks per CPU; fills expect[]. */
-static void write_file(const char *path, int level, unsigned int nrec)
+/*
+ * Write a file of chunks of up to chunk (<= CHUNK_MAX) bytes, a few per
+ * CPU at CHUNK_MAX; fills expect[].
+ */
+static void write_file_chunks(const char *path, int level, unsigned int nrec,
+			      size_t chunk)
 {
 	LIBMEMMON_OPTS(memmon_trace_writer_opts, o, .nr_cpus = NCPU,
 		       .compress_level = level, .realtime_offset_ns = 5);
 	struct memmon_trace_writer *w;
-	__u8 buf[NCPU][8192];
+	__u8 buf[NCPU][CHUNK_MAX];
 	size_t fill[NCPU] = { 0 };
 	__u64 t[NCPU] = { 0 };
 	unsigned int i, c;
@@ -79,7 +84,7 @@ static void write_file(const char *path, int level, unsigned int nrec)
 	for (i = 0; i < nrec; i++) {
 		c = (unsigned int)rand() % NCPU;
 		t[c] += 1 + (unsigned int)rand() % 100;
-		if (fill[c] > sizeof(buf[c]) - 128) {
+		if (fill[c] > chunk - 128) {
 			assert_int_equal(memmon_trace_writer__add_chunk(w, c, buf[c], fill[c]), 0);
 			fill[c] = 0;
 		}
@@ -106,6 +111,11 @@ static void write_file(const char *path, int level, unsigned int nrec)
 	assert_int_equal(memmon_trace_writer__lost(w, 1), 42);
 	assert_int_equal(memmon_trace_writer__add_meta(w, "{\"kernel\":\"6.2\",\"end\":true}"), 0);
 	assert_int_equal(memmon_trace_writer__close(w), 0);
+}
+
+static void write_file(const char *path, int level, unsigned int nrec)
+{
+	write_file_chunks(path, level, nrec, CHUNK_MAX);
 }
 
 static int exp_cmp(const void *a, const void *b)
@@ -265,6 +275,48 @@ static long try_read(const char *path, bool *truncated)
 	}
 	memmon_trace_reader__close(r);
 	return n;
+}
+
+/*
+ * Hundreds of chunks of 1 KiB, four to a page: the reader releases the
+ * passed ones in batches while pages they share with chunks in use are
+ * still read; every record still arrives, byte for byte, twice.
+ */
+static void many_chunks(void)
+{
+	struct memmon_trace_reader *r;
+	struct got g = { 0 };
+	char path[256];
+
+	path_of(path, sizeof(path), "many.trace");
+	write_file_chunks(path, 0, 4000, 1024);
+	qsort(expect, nexpect, sizeof(expect[0]), exp_cmp);
+	r = memmon_trace_reader__open(path, NULL);
+	assert_non_null(r);
+	assert_true(memmon_trace_reader__info(r)->nr_chunks > 200);
+	assert_int_equal(memmon_trace_reader__for_each(r, check_cb, &g), nexpect);
+	assert_int_equal(g.bad, 0);
+	g.n = 0;
+	assert_int_equal(memmon_trace_reader__for_each(r, check_cb, &g), nexpect);
+	assert_int_equal(g.bad, 0);
+	memmon_trace_reader__close(r);
+}
+
+static void test_many_chunks(void **state)
+{
+	(void)state;
+	many_chunks();
+}
+
+/* The fallback: each chunk mapped and released on its own. */
+static void test_map_per_chunk(void **state)
+{
+	(void)state;
+	mtf_map_whole = false;
+	round_trip(0);
+	round_trip(3);
+	many_chunks();
+	mtf_map_whole = true;
 }
 
 static void test_truncated_every_length(void **state)
@@ -555,6 +607,8 @@ int main(void)
 		cmocka_unit_test(test_crc_is_zlibs),
 		cmocka_unit_test(test_round_trip_plain),
 		cmocka_unit_test(test_round_trip_zstd),
+		cmocka_unit_test(test_many_chunks),
+		cmocka_unit_test(test_map_per_chunk),
 		cmocka_unit_test(test_truncated_every_length),
 		cmocka_unit_test(test_fuzz_corruption),
 		cmocka_unit_test(test_chunk_checksum),
