@@ -102,6 +102,23 @@ t "report shows the process and its exit" has "$tmp/out" "($M), exited 0"
 t "report shows the leak candidates" has "$tmp/out" 'still mapped at exit'
 t "report shows no loss" has "$tmp/out" '^lost events: 0$'
 t "report --json is one JSON document" sh -c "'$M' report --json '$tmp/a.trace' | $PY -c 'import json,sys; d=json.load(sys.stdin); assert d[\"processes\"]'"
+# The heap, grown by many brk calls (malloc's main arena), is the one
+# region the kernel has: the same start and size as the [heap] line of
+# the process's own /proc/self/maps at its end.
+heap_perl='my @a; push @a, "x" x 1000 for 1..20000;
+open(my $f, "<", "/proc/self/maps") or die; print grep { /\[heap\]/ } <$f>;'
+heap_py='import json, sys
+maps = open(sys.argv[2]).read().split()
+start, end = (int(x, 16) for x in maps[0].split("-"))
+p = json.load(open(sys.argv[1]))["processes"][0]
+heap = [r for r in p["still_mapped"] if r["what"] == "[heap]"]
+assert p["calls"]["brk"]["count"] >= 10, p["calls"]["brk"]
+assert len(heap) == 1, "%d [heap] regions" % len(heap)
+assert int(heap[0]["addr"], 16) == start and heap[0]["size"] == end - start, (heap, maps)'
+t "record of a heap grown by brk" code 0 sh -c "'$M' record -o '$tmp/heap.trace' -- perl -e '$heap_perl' >'$tmp/heap.maps'"
+t "report: that heap is one region, as in /proc/PID/maps" sh -c "
+	'$M' report --json '$tmp/heap.trace' >'$tmp/heap.json' &&
+	$PY -c '$heap_py' '$tmp/heap.json' '$tmp/heap.maps'"
 t "record -z writes a smaller file that reads the same" sh -c "
 	'$M' record -z -o '$tmp/z.trace' -- '$M' mark rec 2>/dev/null &&
 	'$M' report '$tmp/z.trace' | grep -q 'exited 0'"
