@@ -30,10 +30,10 @@
 #include "trace_format.h"
 
 #define MTF_META_MAX	(16U << 20)
+#define MTF_HEADER_MAX	4096U
 #define RELEASE_BATCH	32	/* chunks passed before they are released */
 
 bool mtf_map_whole = true;
-#define MTF_HEADER_MAX	4096U
 
 struct src {
 	__u64 *chunks;		/* block offsets of this CPU, file order */

@@ -2,10 +2,10 @@
 /*
  * memmon report's address-space model (tools/region_map.c) against a
  * naive one: an unsorted list of regions where every operation is a scan.
- * Random mmap/munmap/fault sequences over a small address space (so that
- * overlaps, cuts in two and exact hits are common), compared after every
- * step: the regions and their fault counts, the bytes each operation
- * reports, and what it retired. Also the branch-free search at every size
+ * Random mmap/munmap/heap-grow/fault sequences over a small address
+ * space (so that overlaps, cuts in two and exact hits are common), compared
+ * after every step: the regions and their fault counts, the bytes each
+ * operation reports, and what it retired. Also the branch-free search at every size
  * and position, and copy/clear.
  */
 #include <errno.h>

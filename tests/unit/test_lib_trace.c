@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Trace files: write/read round trip (plain and zstd), merge order, the
- * metadata, truncation at every length, random corruption (fixed seed),
- * targeted checksum failures, forward compatibility (unknown blocks,
- * longer headers), writer errors.
+ * metadata, hundreds of small chunks (released in batches while read),
+ * the same with a map per chunk, truncation at every length, random
+ * corruption (fixed seed), targeted checksum failures, forward
+ * compatibility (unknown blocks, longer headers), writer errors.
  */
 #include <stdarg.h>
 #include <stddef.h>
