@@ -1017,8 +1017,9 @@ static int loc_rec(void *ctx, const struct memmon_rec_header *h)
 	}
 	l->cpu_tgid[h->cpu] = h->tgid;
 	p = loc_proc(l, h->tgid);
-	if (h->type == MEMMON_REC_FAULT) {
-		const struct memmon_rec_fault *f = (const void *)h;
+	if (h->type == MEMMON_REC_FAULT && memmon_rec__fault(h)) {
+		/* checked views: the trace file is input like any other */
+		const struct memmon_rec_fault *f = memmon_rec__fault(h);
 		__u64 pg = f->addr / PAGE;
 
 		l->faults++;
@@ -1031,8 +1032,8 @@ static int loc_rec(void *ctx, const struct memmon_rec_header *h)
 		else
 			l->f_far++;
 		p->last_fault = pg;
-	} else if (h->type == MEMMON_REC_SYSCALL) {
-		const struct memmon_rec_syscall *c = (const void *)h;
+	} else if (h->type == MEMMON_REC_SYSCALL && memmon_rec__syscall(h)) {
+		const struct memmon_rec_syscall *c = memmon_rec__syscall(h);
 
 		l->syscalls++;
 		if (c->sys == MEMMON_SYS_MMAP && c->ret > 0)
@@ -1053,6 +1054,7 @@ static int cmd_locality(int argc, char **argv)
 	for (i = 1; i < argc; i++) {
 		struct memmon_trace_reader *r = memmon_trace_reader__open(argv[i], NULL);
 		struct loc *l = calloc(1, sizeof(*l));
+		__u64 after;
 		long n;
 
 		if (!r || !l)
@@ -1060,14 +1062,16 @@ static int cmd_locality(int argc, char **argv)
 		n = memmon_trace_reader__for_each(r, loc_rec, l);
 		if (n < 0)
 			die(memmon_trace_reader__errmsg(r), (int)-n);
+		/* a fault after the process's first: the ones with a distance */
+		after = l->faults > l->f_first ? l->faults - l->f_first : 1;
 		printf("LOCALITY file=%s records=%llu faults=%.3f same_task_on_cpu=%.3f "
 		       "fault_next_page=%.3f fault_within_16_pages=%.3f fault_far=%.3f "
 		       "munmap_of_latest_mmap=%.3f\n", argv[i],
-		       (unsigned long long)l->recs, (double)l->faults / l->recs,
+		       (unsigned long long)l->recs,
+		       (double)l->faults / (l->recs ? l->recs : 1),
 		       (double)l->same_cpu_tgid / (l->cpu_recs ? l->cpu_recs : 1),
-		       (double)l->f_next / (l->faults - l->f_first),
-		       (double)l->f_near / (l->faults - l->f_first),
-		       (double)l->f_far / (l->faults - l->f_first),
+		       (double)l->f_next / after, (double)l->f_near / after,
+		       (double)l->f_far / after,
 		       (double)l->munmap_latest / (l->munmaps ? l->munmaps : 1));
 		memmon_trace_reader__close(r);
 		free(l);
