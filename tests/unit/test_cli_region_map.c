@@ -292,16 +292,24 @@ static void test_cut_in_two(void **state)
 	region_map_fini(&m);
 }
 
-/* The branch-free search is a lower bound at every size and position. */
+/*
+ * The search is a lower bound at every size and position: every size up
+ * to 70 (blocks of 16, whole and partial), and around the sizes where it
+ * halves first (256: LOWER_SCAN) and where the halving leaves whole or
+ * partial blocks.
+ */
 static void test_lower_every_size(void **state)
 {
+	static const size_t big[] = { 127, 128, 129, 255, 256, 257, 258, 271,
+				       272, 273, 300, 511, 512, 513, 1000 };
 	struct region_map m;
-	size_t nr, i, want;
+	size_t nr, i, want, n;
 	__u64 addr;
 
 	(void)state;
 	region_map_init(&m);
-	for (nr = 0; nr <= 70; nr++) {
+	for (n = 0; n < 71 + sizeof(big) / sizeof(big[0]); n++) {
+		nr = n <= 70 ? n : big[n - 71];
 		region_map_clear(&m);
 		for (i = 0; i < nr; i++) {
 			/* regions [3i+1, 3i+2) pages: gaps on both sides */
