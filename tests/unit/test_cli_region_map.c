@@ -294,9 +294,8 @@ static void test_cut_in_two(void **state)
 
 /*
  * The search is a lower bound at every size and position: every size up
- * to 70 (blocks of 16, whole and partial), and around the sizes where it
- * halves first (256: LOWER_SCAN) and where the halving leaves whole or
- * partial blocks.
+ * to 70 (blocks of 8, whole and partial; the first halving at 65), and
+ * sizes where one or more halvings leave whole or partial blocks.
  */
 static void test_lower_every_size(void **state)
 {
