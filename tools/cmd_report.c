@@ -307,19 +307,20 @@ static int report_cb(void *ctx, const struct memmon_rec_header *rec)
 		     rec->size >= sizeof(struct memmon_rec_fault);
 	struct proc *p;
 
-	if (fault) {
-		/* the common steps below */
-	} else if (rec->type == MEMMON_REC_LOST) {
-		const struct memmon_rec_lost *l = memmon_rec__lost(rec);
+	if (!fault) {
+		if (rec->type == MEMMON_REC_LOST) {
+			const struct memmon_rec_lost *l = memmon_rec__lost(rec);
 
-		if (l && rec->cpu < rp->nr_cpus)
-			rp->lost[rec->cpu] += l->count;
-		return 0;
-	} else if (rec->type == MEMMON_REC_PATH) {
-		memmon_paths__add_rec(rp->paths, rec);
-		return 0;
-	} else if (!memmon_rec_type__name(rec->type)) {
-		return 0;	/* a newer record type: skip */
+			if (l && rec->cpu < rp->nr_cpus)
+				rp->lost[rec->cpu] += l->count;
+			return 0;
+		}
+		if (rec->type == MEMMON_REC_PATH) {
+			memmon_paths__add_rec(rp->paths, rec);
+			return 0;
+		}
+		if (!memmon_rec_type__name(rec->type))
+			return 0;	/* a newer record type: skip */
 	}
 	p = proc_get(rp, rec->tgid);
 	if (!p)

@@ -123,7 +123,7 @@ static void write_story(const char *p)
 	fault(cb, 0, 2160, 0x530008, MEMMON_FAULT_WRITE, MEMMON_FCLASS_ANON, false, 300);
 	l = put(cb, 1, MEMMON_REC_LOST, sizeof(*l), 2200, 0);
 	l->count = 5;
-	put(cb, 0, 99, 48, 2500, 100);	/* a future record type */
+	put(cb, 0, 99, 48, 2500, 102);	/* a future record type, of no process seen */
 	x = put(cb, 0, MEMMON_REC_EXIT, sizeof(*x), 3000, 100);
 	x->flags = MEMMON_EXITF_GROUP;
 	x->peak_vm = 50 << 20;
@@ -174,6 +174,7 @@ static void test_text(void **state)
 			fail_msg("missing \"%s\" in:\n%s", want[i], res.out);
 	/* the unknown record type did not become a process of its own etc. */
 	assert_null(strstr(res.out, "process 0"));
+	assert_null(strstr(res.out, "process 102"));
 }
 
 static void test_json(void **state)
@@ -259,6 +260,40 @@ static void test_truncated_and_corrupt(void **state)
 	unlink(cut);
 }
 
+/*
+ * A trace without the kernel's counters at the end (a recording killed
+ * before it wrote them): the LOST records alone say what was lost, summed
+ * per CPU.
+ */
+static void test_lost_records_alone(void **state)
+{
+	LIBMEMMON_OPTS(memmon_trace_writer_opts, o, .nr_cpus = 2);
+	char p2[64];
+	struct memmon_trace_writer *w;
+	struct chunkbuf *cb = calloc(1, sizeof(*cb));
+	struct memmon_rec_lost *l;
+
+	(void)state;
+	assert_non_null(cb);
+	snprintf(p2, sizeof(p2), "%s.lost", path);
+	w = memmon_trace_writer__open(p2, &o);
+	assert_non_null(w);
+	fault(cb, 0, 100, 0x1000, MEMMON_FAULT_READ, MEMMON_FCLASS_ANON, false, 10);
+	l = put(cb, 1, MEMMON_REC_LOST, sizeof(*l), 200, 0);
+	l->count = 3;
+	l = put(cb, 1, MEMMON_REC_LOST, sizeof(*l), 300, 0);
+	l->count = 4;
+	assert_int_equal(memmon_trace_writer__add_chunk(w, 0, cb->b[0], cb->n[0]), 0);
+	assert_int_equal(memmon_trace_writer__add_chunk(w, 1, cb->b[1], cb->n[1]), 0);
+	assert_int_equal(memmon_trace_writer__close(w), 0);
+	free(cb);
+	run_memmon(&res, NULL, NULL, A("report", p2));
+	unlink(p2);
+	assert_int_equal(res.code, 0);
+	if (!strstr(res.out, "lost events: 7 cpu1=7"))
+		fail_msg("no \"lost events: 7 cpu1=7\" in:\n%s", res.out);
+}
+
 static int teardown(void **state)
 {
 	(void)state;
@@ -272,6 +307,7 @@ int main(void)
 		cmocka_unit_test(test_text),
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_truncated_and_corrupt),
+		cmocka_unit_test(test_lost_records_alone),
 	};
 
 	int fd = mkstemp(path);
