@@ -9,8 +9,9 @@
  * region); the rest of each region (struct region, 72 bytes) stays put
  * in a pool and slot[i] says where the i-th lowest lives. The order has
  * room at both ends, so a change moves the shorter side of it. A fault is a
- * branch-free binary search over ends[] (8 bytes a probe), tried after a
- * one-entry cache of the last hit (faults of real programs cluster), and
+ * search over ends[] (region_map_lower(): halving, then two rounds of
+ * independent loads), tried after a one-entry cache of the last hit
+ * (faults of real programs cluster), and
  * an increment in count[]: it never touches the pool, so the model's
  * working set per fault is the packed arrays. An insert or removal moves
  * 36 bytes per region after it, not 72.
