@@ -1006,6 +1006,9 @@ static struct loc_proc *loc_proc(struct loc *l, __u32 tgid)
 static int loc_rec(void *ctx, const struct memmon_rec_header *h)
 {
 	struct loc *l = ctx;
+	/* checked views (type and size): the trace file is input like any other */
+	const struct memmon_rec_fault *f = memmon_rec__fault(h);
+	const struct memmon_rec_syscall *c = memmon_rec__syscall(h);
 	struct loc_proc *p;
 
 	if (!h->tgid || h->cpu >= MAX_CPUS)
@@ -1017,9 +1020,7 @@ static int loc_rec(void *ctx, const struct memmon_rec_header *h)
 	}
 	l->cpu_tgid[h->cpu] = h->tgid;
 	p = loc_proc(l, h->tgid);
-	if (h->type == MEMMON_REC_FAULT && memmon_rec__fault(h)) {
-		/* checked views: the trace file is input like any other */
-		const struct memmon_rec_fault *f = memmon_rec__fault(h);
+	if (f) {
 		__u64 pg = f->addr / PAGE;
 
 		l->faults++;
@@ -1032,9 +1033,7 @@ static int loc_rec(void *ctx, const struct memmon_rec_header *h)
 		else
 			l->f_far++;
 		p->last_fault = pg;
-	} else if (h->type == MEMMON_REC_SYSCALL && memmon_rec__syscall(h)) {
-		const struct memmon_rec_syscall *c = memmon_rec__syscall(h);
-
+	} else if (c) {
 		l->syscalls++;
 		if (c->sys == MEMMON_SYS_MMAP && c->ret > 0)
 			p->last_map = c->ret;
