@@ -88,11 +88,24 @@ static DECLARE_DELAYED_WORK(memmon_hooks_linger, memmon_hooks_linger_fn);
 /*
  * Calls the gates kept out (per CPU: no shared line on the fast path), and
  * how many gates are armed (hooks lock). For /proc/memmon/stats and the
- * tests that check the gates really work.
+ * tests that check the gates really work. hook_faults.c's ftrace filter is
+ * a gate too and counts itself (memmon_gate_count()).
  */
-static DEFINE_PER_CPU(unsigned long, memmon_gate_skipped);
+DEFINE_PER_CPU(unsigned long, memmon_gate_skipped);
 DEFINE_PER_CPU(struct memmon_gate_pass, memmon_gate_pass);
 static unsigned int memmon_gates_armed;
+
+/**
+ * memmon_gate_count() - count a gate that is not a kprobe in or out.
+ * @delta: 1 when it is armed, -1 when it is gone.
+ *
+ * Context: the hooks lock held (a group's attach or detach).
+ */
+void memmon_gate_count(int delta)
+{
+	lockdep_assert_held(&memmon_hooks_lock);
+	memmon_gates_armed += delta;
+}
 
 static int memmon_gate_pre(struct kprobe *p, struct pt_regs *regs)
 {
@@ -404,12 +417,13 @@ void memmon_hooks_detach(void)
  * @fault_missed: out: faults lost the same way.
  * @gates:        out: gates armed now (see memmon_gate_pre()).
  * @gate_skipped: out: calls of unwatched tasks they kept out, ever.
+ * @fault_hook:   out: how handle_mm_fault() is hooked (memmon_fault_hook()).
  *
  * Context: process context, may sleep.
  */
 void memmon_hooks_stats(bool *attached, unsigned long *sys_missed,
 			unsigned long *fault_missed, unsigned int *gates,
-			unsigned long *gate_skipped)
+			unsigned long *gate_skipped, const char **fault_hook)
 {
 	unsigned long skipped = 0;
 	int cpu;
@@ -419,6 +433,7 @@ void memmon_hooks_stats(bool *attached, unsigned long *sys_missed,
 	*sys_missed = memmon_sys_missed();
 	*fault_missed = memmon_fault_missed();
 	*gates = memmon_gates_armed;
+	*fault_hook = memmon_fault_hook();
 	mutex_unlock(&memmon_hooks_lock);
 	for_each_possible_cpu(cpu)
 		skipped += per_cpu(memmon_gate_skipped, cpu);

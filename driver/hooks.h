@@ -139,6 +139,15 @@ struct memmon_gate_pass {
 DECLARE_PER_CPU(struct memmon_gate_pass, memmon_gate_pass);
 
 /*
+ * Calls of unwatched tasks a gate kept out, per CPU (no shared line on the
+ * fast path), for /proc/memmon/stats; and a gate that is not a kprobe
+ * (hook_faults.c's ftrace filter) counted in or out of gates_armed (hooks
+ * lock held).
+ */
+DECLARE_PER_CPU(unsigned long, memmon_gate_skipped);
+void memmon_gate_count(int delta);
+
+/*
  * memmon_gate_take() - memmon_hook_sessions() for a kretprobe's entry
  * handler: the gate's verdict if it left one for this call.
  * Context: the kretprobe's entry handler (preemption disabled).
@@ -171,7 +180,9 @@ unsigned long memmon_sys_missed(void);
 unsigned long memmon_fault_missed(void);
 void memmon_hooks_stats(bool *attached, unsigned long *sys_missed,
 			unsigned long *fault_missed, unsigned int *gates,
-			unsigned long *gate_skipped);
+			unsigned long *gate_skipped, const char **fault_hook);
+/* hook_faults.c: "ftrace", "kprobe" or "none" (hooks lock held). */
+const char *memmon_fault_hook(void);
 
 /* hook_syscalls.c: a session id is being reused, forget its PATH records. */
 void memmon_paths_forget_session(unsigned int id);
