@@ -27,27 +27,11 @@
  * the syscall hooks (hook_syscalls.c): major faults sleep, uffd faults may
  * sleep forever, and detach must not wait for them.
  *
- * Mechanism. handle_mm_fault() is the hottest function we hook: every
- * fault of every task passes there while a session is enabled. Armed the
- * usual way, the kretprobe is a kprobe on the fentry site, and every
- * fault pays kprobe_ftrace_handler() (the kprobe hash, its bookkeeping)
- * and the aggregate's list of handlers before anything can say "not
- * watched". So the kretprobe is registered *disabled* (no code patched
- * for it, no kprobe dispatch) and our own ftrace_ops on the same fentry
- * site filters: an unwatched task costs the ftrace trampoline and one
- * watch lookup; for a watched one the filter leaves its verdict for the
- * entry handler (struct memmon_gate_pass) and fires the kretprobe itself,
- * calling its pre-handler with the trampoline's registers, which is what
- * kprobe_ftrace_handler() would have done for an armed one. Everything
- * from there on is the kretprobe's: the instance, the return address
- * replaced by the kernel's rethook trampoline, the return handler, the
- * unload safety. The ops does not set FTRACE_OPS_FL_IPMODIFY, so it
- * coexists with livepatch and with everyone else's probes on the site
- * (kprobes keeps our disabled probe out of any aggregate's dispatch).
- * Where the ops cannot be registered, or with fault_kprobe=1, the
- * kretprobe is enabled instead and a gate kprobe goes in front of it
- * (hooks.c), as for the syscalls. /proc/memmon/stats says which
- * (fault_hook).
+ * handle_mm_fault() is the hottest function we hook: every fault of every
+ * task passes there while a session is enabled. The kretprobe is
+ * registered disabled and fired by hooks.c's ftrace filter for watched
+ * tasks only (or, with hook_kprobes=1, armed behind a kprobe gate): see
+ * "Gates" in hooks.c. /proc/memmon/stats says which (fault_hook).
  *
  * Faults that never reach handle_mm_fault() - no VMA, or an access the VMA
  * does not allow - are not counted by the kernel; we still record them
@@ -89,7 +73,6 @@
 #include "memmon.h"
 #include "hooks.h"
 
-#include <linux/ftrace.h>
 #include <linux/hugetlb.h>
 #include <linux/kprobes.h>
 #include <linux/mm.h>
@@ -147,19 +130,13 @@ struct memmon_segv_note {
 
 static DEFINE_PER_CPU(struct memmon_segv_note, memmon_segv_note);
 
-static bool fault_kprobe;
-module_param(fault_kprobe, bool, 0644);
-MODULE_PARM_DESC(fault_kprobe,
-		 "Hook page faults with an armed kprobe and a gate instead of an ftrace filter (read at attach)");
-
 /*
- * memmon_fault_krp is set before either way of firing it is registered and
- * cleared after both are gone (hooks lock); the ftrace filter reads it in
- * its callback, which unregister_ftrace_function() waits for.
+ * The kretprobe and its gate exist only while attached (hooks lock); the
+ * filter's ops is reused from one attach to the next.
  */
 static struct kretprobe *memmon_fault_krp;
-static struct memmon_gate memmon_fault_gate;	/* fault_kprobe: in front of it */
-static bool memmon_fault_filtered;	/* else: memmon_fault_ops registered */
+static struct memmon_gate memmon_fault_gate;
+static struct memmon_filter memmon_fault_filter;
 static struct kprobe *memmon_badarea_kp;	/* [0] nosemaphore, [1] access_error */
 static unsigned long memmon_fault_missed_total;
 
@@ -282,8 +259,8 @@ static unsigned long memmon_user_ip(void)
 /*
  * Entry of handle_mm_fault(vma, address, flags, regs).
  * Returns 0 to hook the return, 1 when no session wants this fault.
- * Context: kprobe (ftrace) handler, preemption disabled, task context,
- * mmap_lock held by the caller.
+ * Context: the kretprobe's pre-handler (called by the filter or by kprobes),
+ * preemption disabled, task context, mmap_lock held by the caller.
  */
 static int memmon_fault_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
@@ -381,91 +358,6 @@ static int memmon_fault_return(struct kretprobe_instance *ri, struct pt_regs *re
 }
 
 /*
- * The ftrace filter on handle_mm_fault()'s fentry site (see the top).
- *
- * Context: ftrace callback (the ops has no FTRACE_OPS_FL_RECURSION: we
- * take the recursion lock, which also disables preemption, as the
- * kretprobe's pre-handler and memmon_watchers() need); task context, on
- * the fault path with mmap_lock held, or in GUP. regs are whole
- * (FTRACE_OPS_FL_SAVE_REGS), as kprobe_ftrace_handler() would pass them;
- * the pre-handler uses regs->sp (where the return address is) and the
- * entry handler the argument registers. We never change regs->ip.
- */
-static void notrace memmon_fault_ftrace(unsigned long ip,
-					unsigned long parent_ip,
-					struct ftrace_ops *op,
-					struct ftrace_regs *fregs)
-{
-	struct pt_regs *regs = ftrace_get_regs(fregs);
-	struct memmon_gate_pass *pass;
-	struct kretprobe *krp;
-	u64 sessions;
-	int bit;
-
-	bit = ftrace_test_recursion_trylock(ip, parent_ip);
-	if (bit < 0)
-		return;
-	sessions = memmon_hook_sessions(current, MEMMON_EV_FAULT, 0);
-	if (!sessions) {
-		this_cpu_inc(memmon_gate_skipped);
-		goto out;
-	}
-	krp = READ_ONCE(memmon_fault_krp);
-	if (unlikely(!regs || !krp))
-		goto out;
-	pass = this_cpu_ptr(&memmon_gate_pass);
-	pass->task = current;
-	pass->sessions = sessions;
-	pass->ev = MEMMON_EV_FAULT;
-	pass->sys = 0;
-	krp->kp.pre_handler(&krp->kp, regs);
-out:
-	ftrace_test_recursion_unlock(bit);
-}
-
-static struct ftrace_ops memmon_fault_ops = {
-	.func = memmon_fault_ftrace,
-	.flags = FTRACE_OPS_FL_SAVE_REGS,
-};
-
-/*
- * Fire @krp (registered disabled) from memmon_fault_ops. 0, or a negative
- * errno with nothing registered.
- */
-static int memmon_fault_filter_on(struct kretprobe *krp)
-{
-	unsigned long site = (unsigned long)krp->kp.addr;
-	int err;
-
-	/* Only on the fentry site, where the kprobe would have been. */
-	if (!kprobe_ftrace(&krp->kp) || !krp->kp.pre_handler)
-		return -EOPNOTSUPP;
-	err = ftrace_set_filter_ip(&memmon_fault_ops, site, 0, 0);
-	if (err)
-		return err;
-	err = register_ftrace_function(&memmon_fault_ops);
-	if (err) {
-		ftrace_set_filter_ip(&memmon_fault_ops, site, 1, 0);
-		return err;
-	}
-	memmon_fault_filtered = true;
-	memmon_gate_count(1);
-	return 0;
-}
-
-/* Undo memmon_fault_filter_on(): no callback runs once this returns. */
-static void memmon_fault_filter_off(struct kretprobe *krp)
-{
-	if (!memmon_fault_filtered)
-		return;
-	unregister_ftrace_function(&memmon_fault_ops);
-	ftrace_set_filter_ip(&memmon_fault_ops, (unsigned long)krp->kp.addr,
-			     1, 0);
-	memmon_fault_filtered = false;
-	memmon_gate_count(-1);
-}
-
-/*
  * bad_area_nosemaphore(regs, error_code, address) and
  * bad_area_access_error(regs, error_code, address, vma): a fault that the
  * kernel turns into SIGSEGV (user mode) or -EFAULT (kernel mode) without
@@ -545,14 +437,11 @@ unsigned long memmon_fault_missed(void)
  * memmon_fault_hook() - how handle_mm_fault() is hooked now.
  *
  * Context: process context, memmon_hooks_lock held (hooks.c).
- * Return: "ftrace" (our filter fires the kretprobe), "kprobe" (armed,
- * behind a gate) or "none" (detached).
+ * Return: memmon_gate_mode() of its gate, "none" while detached.
  */
 const char *memmon_fault_hook(void)
 {
-	if (!memmon_fault_krp)
-		return "none";
-	return memmon_fault_filtered ? "ftrace" : "kprobe";
+	return memmon_fault_krp ? memmon_gate_mode(&memmon_fault_gate) : "none";
 }
 
 /**
@@ -564,6 +453,7 @@ const char *memmon_fault_hook(void)
 int memmon_fault_attach(void)
 {
 	struct kprobe *kps[ARRAY_SIZE(memmon_badarea_symbols)];
+	struct memmon_gate *gate;
 	struct kretprobe *krp;
 	struct kprobe *kp;
 	unsigned int i;
@@ -578,7 +468,7 @@ int memmon_fault_attach(void)
 	}
 
 	krp->kp.symbol_name = "handle_mm_fault";
-	krp->kp.flags = KPROBE_FLAG_DISABLED;	/* armed below, one way or the other */
+	krp->kp.flags = KPROBE_FLAG_DISABLED;	/* memmon_gates_arm() fires it */
 	krp->entry_handler = memmon_fault_entry;
 	krp->handler = memmon_fault_return;
 	krp->data_size = sizeof(struct memmon_fault_call);
@@ -588,22 +478,12 @@ int memmon_fault_attach(void)
 		pr_err("cannot hook handle_mm_fault: %d\n", err);
 		goto err_free;
 	}
-	/* The filter reads it as soon as it is registered. */
-	WRITE_ONCE(memmon_fault_krp, krp);
-	err = -EOPNOTSUPP;
-	if (!READ_ONCE(fault_kprobe)) {
-		err = memmon_fault_filter_on(krp);
-		if (err)
-			pr_info("no ftrace filter on handle_mm_fault (%d): an armed kretprobe instead\n",
-				err);
-	}
-	if (err) {
-		err = enable_kretprobe(krp);
-		if (err) {
-			pr_err("cannot arm the handle_mm_fault kretprobe: %d\n", err);
-			goto err_unregister_krp;
-		}
-	}
+	memset(&memmon_fault_gate, 0, sizeof(memmon_fault_gate));
+	memmon_gate_init(&memmon_fault_gate, krp, MEMMON_EV_FAULT, 0);
+	gate = &memmon_fault_gate;
+	err = memmon_gates_arm(&memmon_fault_filter, &gate, 1);
+	if (err)
+		goto err_unregister_krp;
 
 	for (i = 0; i < ARRAY_SIZE(memmon_badarea_symbols); i++) {
 		kp[i].symbol_name = memmon_badarea_symbols[i];
@@ -617,15 +497,12 @@ int memmon_fault_attach(void)
 		pr_err("cannot hook the x86 bad-area paths: %d\n", err);
 		goto err_unregister_krp;
 	}
-	memset(&memmon_fault_gate, 0, sizeof(memmon_fault_gate));
-	if (!memmon_fault_filtered)
-		memmon_gate_arm(&memmon_fault_gate, krp, MEMMON_EV_FAULT, 0);
+	memmon_fault_krp = krp;
 	return 0;
 
 err_unregister_krp:
-	memmon_fault_filter_off(krp);
+	memmon_gates_disarm(&memmon_fault_filter, &gate, 1);
 	unregister_kretprobe(krp);
-	WRITE_ONCE(memmon_fault_krp, NULL);
 	memmon_badarea_kp = NULL;
 err_free:
 	kfree(kp);
@@ -650,17 +527,15 @@ void memmon_fault_detach(void)
 	for (i = 0; i < ARRAY_SIZE(kps); i++)
 		kps[i] = &memmon_badarea_kp[i];
 	unregister_kprobes(kps, ARRAY_SIZE(kps));
-	/* Whichever fires the kretprobe goes before it. */
-	memmon_fault_filter_off(memmon_fault_krp);
 	gate = &memmon_fault_gate;
-	memmon_gates_disarm(&gate, 1);
+	memmon_gates_disarm(&memmon_fault_filter, &gate, 1);	/* before it */
 	unregister_kretprobe(memmon_fault_krp);
 	memmon_fault_missed_total = memmon_fault_missed();
 
 	kfree(memmon_badarea_kp);
 	memmon_badarea_kp = NULL;
 	kfree(memmon_fault_krp);
-	WRITE_ONCE(memmon_fault_krp, NULL);
+	memmon_fault_krp = NULL;
 	for_each_possible_cpu(cpu)
 		per_cpu(memmon_segv_note, cpu).task = NULL;
 }

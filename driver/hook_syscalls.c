@@ -3,8 +3,10 @@
  * memmon: the memory syscalls (MEMMON_REC_SYSCALL, MEMMON_REC_PATH).
  *
  * Mechanism: one kretprobe per syscall wrapper (__x64_sys_mmap, ...,
- * __ia32_sys_mmap_pgoff, ...). On this kernel kprobes at a function entry
- * ride on ftrace (KPROBES_ON_FTRACE) and kretprobes on rethook.
+ * __ia32_sys_mmap_pgoff, ...), registered disabled and fired for watched
+ * tasks by hooks.c's ftrace filter on the wrappers' fentry sites (or armed
+ * behind kprobe gates with hook_kprobes=1: "Gates" in hooks.c). On this
+ * kernel kretprobes return through rethook.
  *
  *  - The entry handler filters (static key, watch table, event mask),
  *    copies the raw arguments out of the syscall's pt_regs (the wrapper's
@@ -143,7 +145,7 @@ struct memmon_ia32_mmap_args {
 
 struct memmon_sys_probe {
 	struct kretprobe krp;
-	struct memmon_gate gate;	/* in front of krp, hooks.c */
+	struct memmon_gate gate;	/* fires krp for watched tasks, hooks.c */
 	const struct memmon_sys_hook *hook;
 };
 
@@ -155,6 +157,7 @@ struct memmon_sys_probe {
  */
 static struct memmon_sys_probe *memmon_sys_probes;
 static unsigned long memmon_sys_missed_total;
+static struct memmon_filter memmon_sys_filter;	/* reused across attaches */
 
 /*
  * PATH records: once per (dev, ino) per session.
@@ -379,7 +382,8 @@ static const struct memmon_sys_hook *memmon_sys_hook_of(struct kretprobe_instanc
 /*
  * Entry of a hooked wrapper. Returns 0 to hook the return, 1 to let the
  * call go unrecorded (and the instance back into the pool at once).
- * Context: kprobe (ftrace) handler, preemption disabled, task context.
+ * Context: the kretprobe's pre-handler (called by the filter or by kprobes),
+ * preemption disabled, task context.
  */
 static int memmon_sys_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
@@ -515,10 +519,23 @@ static void memmon_sys_unregister(struct memmon_sys_probe *p, unsigned int n)
 		rps[i] = &p[i].krp;
 		gates[i] = &p[i].gate;
 	}
-	/* Gates first: their handler reads the kretprobes. */
-	memmon_gates_disarm(gates, n);
+	/* Gates first: they fire the kretprobes. */
+	memmon_gates_disarm(&memmon_sys_filter, gates, n);
 	/* One RCU grace period for all; returns with no handler running. */
 	unregister_kretprobes(rps, n);
+}
+
+/**
+ * memmon_sys_hook() - how the syscalls are hooked now.
+ *
+ * Context: process context, memmon_hooks_lock held (hooks.c).
+ * Return: memmon_gate_mode() of their gates (all alike), "none" while
+ * detached.
+ */
+const char *memmon_sys_hook(void)
+{
+	return memmon_sys_probes ? memmon_gate_mode(&memmon_sys_probes[0].gate) :
+				   "none";
 }
 
 /**
@@ -529,6 +546,7 @@ static void memmon_sys_unregister(struct memmon_sys_probe *p, unsigned int n)
  */
 int memmon_sys_attach(void)
 {
+	struct memmon_gate *gates[MEMMON_NR_SYS_HOOKS];
 	struct memmon_sys_probe *p;
 	unsigned int i;
 	int err;
@@ -539,6 +557,7 @@ int memmon_sys_attach(void)
 	for (i = 0; i < MEMMON_NR_SYS_HOOKS; i++) {
 		p[i].hook = &memmon_sys_hooks[i];
 		p[i].krp.kp.symbol_name = memmon_sys_hooks[i].symbol;
+		p[i].krp.kp.flags = KPROBE_FLAG_DISABLED; /* the gates fire it */
 		p[i].krp.entry_handler = memmon_sys_entry;
 		p[i].krp.handler = memmon_sys_return;
 		p[i].krp.data_size = sizeof(struct memmon_sys_call);
@@ -550,9 +569,14 @@ int memmon_sys_attach(void)
 			goto err_unregister;
 		}
 	}
-	for (i = 0; i < MEMMON_NR_SYS_HOOKS; i++)
-		memmon_gate_arm(&p[i].gate, &p[i].krp, MEMMON_EV_SYSCALL,
-				p[i].hook->sys);
+	for (i = 0; i < MEMMON_NR_SYS_HOOKS; i++) {
+		memmon_gate_init(&p[i].gate, &p[i].krp, MEMMON_EV_SYSCALL,
+				 p[i].hook->sys);
+		gates[i] = &p[i].gate;
+	}
+	err = memmon_gates_arm(&memmon_sys_filter, gates, MEMMON_NR_SYS_HOOKS);
+	if (err)
+		goto err_unregister;
 	memmon_sys_probes = p;
 	return 0;
 

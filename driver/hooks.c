@@ -25,6 +25,7 @@
 #include "hooks.h"
 
 #include <linux/ftrace.h>
+#include <linux/hash.h>
 #include <linux/jiffies.h>
 #include <linux/kprobes.h>
 #include <linux/moduleparam.h>
@@ -63,50 +64,172 @@ static DECLARE_DELAYED_WORK(memmon_hooks_linger, memmon_hooks_linger_fn);
  * whose head is one cache line shared by every CPU, two atomics on it per
  * call (rethook_try_get(), rethook_recycle()) - before its entry handler
  * can say "not watched". Every fault and hooked syscall of every task of
- * the system would pay that while a session is enabled. A gate is a plain
- * kprobe registered on the same address after the kretprobe: kprobes then
- * chains both under one aggregate probe, newest first, and the gate's
- * handler runs first. For a task no session wants, it ends the chain the
- * way an ftrace-based kprobe handler may: it sets regs->ip to where the
- * function continues after its fentry call (what kprobe_ftrace_handler()
- * would restore) and returns 1, so the kretprobe's handler, and its pool,
- * are never reached. Watched tasks go on to the kretprobe as before. The
- * unload-safety of the kretprobe is untouched: the gate hooks no return.
+ * the system would pay that while a session is enabled. A gate keeps the
+ * unwatched tasks out, one of two ways:
  *
- * Someone else's kprobe on the same function (perf, bpftrace, tracefs)
- * must not lose the calls we skip: the gate skips only while the
- * aggregate's list is exactly [gate, kretprobe]. A probe registered or
- * removed concurrently with that check may miss one call or let one
- * through to our pool; kprobes publishes list entries with RCU and we run
- * inside its RCU-sched section (preemption disabled).
+ * The filter (default). The groups register their kretprobes *disabled*:
+ * no code is patched for them and kprobes never dispatches to them. One
+ * ftrace_ops per group (struct memmon_filter) sits on the kretprobes'
+ * fentry sites instead. Its callback looks the task up; for an unwatched
+ * one it returns, having cost the ftrace trampoline and one hash lookup.
+ * For a watched one it leaves the verdict (memmon_gate_pass) and fires the
+ * kretprobe itself: it calls the kretprobe's pre-handler with the
+ * trampoline's registers (whole: FTRACE_OPS_FL_SAVE_REGS), which is what
+ * kprobe_ftrace_handler() does for an armed kretprobe on an fentry site.
+ * The pre-handler takes an instance, calls our entry handler and replaces
+ * the return address at regs->sp with the kernel's rethook trampoline;
+ * from there on everything is the kretprobe's, its unload safety included
+ * (hook_syscalls.c). Saved against a kprobe gate: kprobe_ftrace_handler()
+ * (the kprobe hash, current_kprobe, the kprobe status) and the
+ * aggregate's handler list, on every call of every task. The ops does not
+ * set FTRACE_OPS_FL_IPMODIFY and never changes regs->ip, so it coexists
+ * with livepatch and with anyone's probes on the same functions; their
+ * kprobes, aggregated with our disabled one, never run it.
  *
- * Only on ftrace-based kprobes (the function's fentry site): an int3
- * kprobe must single-step the instruction it replaced, which the early
- * return would skip. Elsewhere the gate is not armed and the kretprobe
- * filters in its entry handler, as it always did.
+ * The kprobe gate (hook_kprobes=1, or when the filter cannot be
+ * registered). The kretprobes are enabled, and a plain kprobe is
+ * registered on each address after its kretprobe: kprobes then chains both
+ * under one aggregate probe, newest first, and the gate's handler runs
+ * first. For a task no session wants, it ends the chain the way an
+ * ftrace-based kprobe handler may: it sets regs->ip to where the function
+ * continues after its fentry call (what kprobe_ftrace_handler() would
+ * restore) and returns 1, so the kretprobe's handler, and its pool, are
+ * never reached. Someone else's kprobe on the same function (perf,
+ * bpftrace, tracefs) must not lose the calls we skip: the gate skips only
+ * while the aggregate's list is exactly [gate, kretprobe]. A probe
+ * registered or removed concurrently with that check may miss one call or
+ * let one through to our pool; kprobes publishes list entries with RCU and
+ * we run inside its RCU-sched section (preemption disabled). Only on
+ * ftrace-based kprobes (the function's fentry site): an int3 kprobe must
+ * single-step the instruction it replaced, which the early return would
+ * skip. Elsewhere the gate is not armed and the kretprobe filters in its
+ * entry handler, as it always did.
  */
+static bool hook_kprobes;
+module_param(hook_kprobes, bool, 0644);
+MODULE_PARM_DESC(hook_kprobes,
+		 "Arm the kretprobes as kprobes behind kprobe gates instead of firing them from memmon's ftrace filters (read at attach)");
+
 /*
  * Calls the gates kept out (per CPU: no shared line on the fast path), and
- * how many gates are armed (hooks lock). For /proc/memmon/stats and the
- * tests that check the gates really work. hook_faults.c's ftrace filter is
- * a gate too and counts itself (memmon_gate_count()).
+ * how many gates are armed, a filtered function counting as one (hooks
+ * lock). For /proc/memmon/stats and the tests that check the gates really
+ * work.
  */
-DEFINE_PER_CPU(unsigned long, memmon_gate_skipped);
+static DEFINE_PER_CPU(unsigned long, memmon_gate_skipped);
 DEFINE_PER_CPU(struct memmon_gate_pass, memmon_gate_pass);
 static unsigned int memmon_gates_armed;
 
-/**
- * memmon_gate_count() - count a gate that is not a kprobe in or out.
- * @delta: 1 when it is armed, -1 when it is gone.
- *
- * Context: the hooks lock held (a group's attach or detach).
- */
-void memmon_gate_count(int delta)
+/* A filter's slot for @ip: its gate's, or the empty one where it goes. */
+static __always_inline unsigned int memmon_filter_slot(const struct memmon_filter *f,
+						       unsigned long ip)
 {
-	lockdep_assert_held(&memmon_hooks_lock);
-	memmon_gates_armed += delta;
+	unsigned int i = hash_long(ip, ilog2(MEMMON_FILTER_SLOTS));
+
+	while (f->slot[i].ip && f->slot[i].ip != ip)
+		i = (i + 1) & (MEMMON_FILTER_SLOTS - 1);
+	return i;
 }
 
+/*
+ * The filter's ftrace callback (see "Gates" above).
+ *
+ * Context: ftrace callback, task context on a hooked function's fentry
+ * site. The ops has no FTRACE_OPS_FL_RECURSION, and we take no recursion
+ * lock either: this callback runs only on the fentry of the functions
+ * the ops filters (syscall wrappers, handle_mm_fault()), and nothing it
+ * calls - the watch lookup, the kretprobe's pre-handler, our entry
+ * handlers (which read user memory only with page faults disabled) - can
+ * enter one of those, in task, interrupt or NMI context. Preemption is
+ * disabled for the per-CPU pass and for the pre-handler (rethook_try_get()
+ * wants it). The slots are written before the ops is registered and
+ * cleared after it is unregistered, which waits for every callback
+ * (memmon_gates_disarm()).
+ */
+static void notrace memmon_filter_func(unsigned long ip,
+				       unsigned long parent_ip,
+				       struct ftrace_ops *op,
+				       struct ftrace_regs *fregs)
+{
+	struct memmon_filter *f = container_of(op, struct memmon_filter, ops);
+	struct pt_regs *regs = ftrace_get_regs(fregs);
+	struct memmon_gate_pass *pass;
+	struct memmon_gate *g;
+	u64 sessions;
+
+	preempt_disable_notrace();
+	sessions = static_branch_unlikely(&memmon_active) ?
+		   memmon_watchers(current) : 0;
+	if (likely(!sessions))
+		goto skip;
+	g = f->slot[memmon_filter_slot(f, ip)].gate;
+	if (unlikely(!g || !regs))
+		goto out;
+	sessions = memmon_want(sessions, g->ev, g->sys);
+	if (!sessions)
+		goto skip;
+	pass = this_cpu_ptr(&memmon_gate_pass);
+	pass->task = current;
+	pass->sessions = sessions;
+	pass->ev = g->ev;
+	pass->sys = g->sys;
+	g->krp->kp.pre_handler(&g->krp->kp, regs);
+	goto out;
+skip:
+	this_cpu_inc(memmon_gate_skipped);
+out:
+	preempt_enable_notrace();
+}
+
+/*
+ * Register @f on the fentry sites of @g[0..n-1]'s kretprobes (registered,
+ * disabled). 0, or a negative errno with nothing registered.
+ */
+static int memmon_filter_on(struct memmon_filter *f, struct memmon_gate **g,
+			    unsigned int n)
+{
+	unsigned long ips[MEMMON_FILTER_SLOTS / 2];
+	unsigned int i;
+	int err;
+
+	if (n > ARRAY_SIZE(ips))
+		return -E2BIG;
+	memset(f->slot, 0, sizeof(f->slot));
+	for (i = 0; i < n; i++) {
+		struct kprobe *kp = &g[i]->krp->kp;
+		unsigned int s;
+
+		/* Only where the kprobe would have been an ftrace one. */
+		if (!kprobe_ftrace(kp) || !kp->pre_handler)
+			return -EOPNOTSUPP;
+		ips[i] = (unsigned long)kp->addr;
+		s = memmon_filter_slot(f, ips[i]);
+		if (f->slot[s].ip)
+			return -EEXIST;	/* one function hooked twice */
+		f->slot[s].ip = ips[i];
+		f->slot[s].gate = g[i];
+	}
+	f->ops.func = memmon_filter_func;
+	f->ops.flags = FTRACE_OPS_FL_SAVE_REGS;
+	err = ftrace_set_filter_ips(&f->ops, ips, n, 0, 1);
+	if (err)
+		return err;
+	err = register_ftrace_function(&f->ops);
+	if (err) {
+		ftrace_set_filter_ips(&f->ops, ips, n, 1, 0);
+		return err;
+	}
+	f->on = true;
+	for (i = 0; i < n; i++)
+		g[i]->filtered = true;
+	memmon_gates_armed += n;
+	return 0;
+}
+
+/*
+ * A plain kprobe in front of @g->krp, which is enabled (hook_kprobes).
+ * Failure is not an error: the kretprobe's entry handler still filters.
+ */
 static int memmon_gate_pre(struct kprobe *p, struct pt_regs *regs)
 {
 	struct memmon_gate *g = container_of(p, struct memmon_gate, kp);
@@ -131,31 +254,16 @@ static int memmon_gate_pre(struct kprobe *p, struct pt_regs *regs)
 	return 1;
 }
 
-/**
- * memmon_gate_arm() - put a gate in front of a registered kretprobe.
- * @g:   the gate, zeroed
- * @krp: a registered kretprobe
- * @ev:  what @krp records
- * @sys: its enum memmon_sys, for MEMMON_EV_SYSCALL
- *
- * Failure is not an error: @krp still filters in its entry handler.
- *
- * Context: process context, may sleep; the hooks lock held.
- */
-void memmon_gate_arm(struct memmon_gate *g, struct kretprobe *krp,
-		     enum memmon_event ev, unsigned int sys)
+static void memmon_kprobe_gate_arm(struct memmon_gate *g)
 {
 	int err;
 
-	g->krp = krp;
-	g->ev = ev;
-	g->sys = sys;
-	g->kp.addr = krp->kp.addr;
+	g->kp.addr = g->krp->kp.addr;
 	g->kp.pre_handler = memmon_gate_pre;
 	err = register_kprobe(&g->kp);
 	if (err) {
 		pr_info("no gate in front of %pS (%d): unwatched tasks take the kretprobe's pool\n",
-			krp->kp.addr, err);
+			g->krp->kp.addr, err);
 		return;
 	}
 	if (!kprobe_ftrace(&g->kp)) {
@@ -167,21 +275,93 @@ void memmon_gate_arm(struct memmon_gate *g, struct kretprobe *krp,
 }
 
 /**
- * memmon_gates_disarm() - remove gates, before their kretprobes.
+ * memmon_gate_init() - describe the gate of a kretprobe.
+ * @g:   the gate, zeroed
+ * @krp: a kretprobe, to be registered with KPROBE_FLAG_DISABLED
+ * @ev:  what @krp records
+ * @sys: its enum memmon_sys, for MEMMON_EV_SYSCALL
+ */
+void memmon_gate_init(struct memmon_gate *g, struct kretprobe *krp,
+		      enum memmon_event ev, unsigned int sys)
+{
+	g->krp = krp;
+	g->ev = ev;
+	g->sys = sys;
+}
+
+/**
+ * memmon_gates_arm() - make a group's kretprobes fire, behind gates.
+ * @f: the group's filter (its ops is never zeroed)
+ * @g: the gates, memmon_gate_init()ed, their kretprobes registered disabled
+ * @n: how many (at most MEMMON_FILTER_SLOTS / 2)
+ *
+ * The filter @f, unless hook_kprobes is set or it cannot be registered;
+ * then each kretprobe is enabled with a kprobe gate in front of it.
+ *
+ * Context: process context, may sleep; the hooks lock held.
+ * Return: 0, or a negative errno when a kretprobe cannot be enabled; then
+ * memmon_gates_disarm() must still be called before the kretprobes are
+ * unregistered.
+ */
+int memmon_gates_arm(struct memmon_filter *f, struct memmon_gate **g,
+		     unsigned int n)
+{
+	unsigned int i;
+	int err;
+
+	lockdep_assert_held(&memmon_hooks_lock);
+	if (!READ_ONCE(hook_kprobes)) {
+		err = memmon_filter_on(f, g, n);
+		if (!err)
+			return 0;
+		pr_info("no ftrace filter on %pS and %u more (%d): kprobes instead\n",
+			g[0]->krp->kp.addr, n - 1, err);
+	}
+	for (i = 0; i < n; i++) {
+		err = enable_kretprobe(g[i]->krp);
+		if (err) {
+			pr_err("cannot enable the kretprobe on %pS: %d\n",
+			       g[i]->krp->kp.addr, err);
+			return err;
+		}
+		g[i]->armed = true;
+		memmon_kprobe_gate_arm(g[i]);
+	}
+	return 0;
+}
+
+/**
+ * memmon_gates_disarm() - remove a group's gates, before its kretprobes.
+ * @f: the group's filter
  * @g: the gates (armed or not)
  * @n: how many
  *
- * One RCU grace period for all; returns with no gate handler running, so
- * the caller may then unregister and free the kretprobes and the gates.
+ * Returns with no gate or filter callback running, so the caller may then
+ * unregister and free the kretprobes and the gates.
  *
  * Context: process context, may sleep; the hooks lock held.
  */
-void memmon_gates_disarm(struct memmon_gate **g, unsigned int n)
+void memmon_gates_disarm(struct memmon_filter *f, struct memmon_gate **g,
+			 unsigned int n)
 {
+	unsigned long ips[MEMMON_FILTER_SLOTS / 2];
 	struct kprobe *kps[32];		/* a grace period per 32 gates */
 	unsigned int i, m = 0;
 
+	lockdep_assert_held(&memmon_hooks_lock);
+	if (f->on) {
+		/* Waits for the callbacks (and their trampoline) to finish. */
+		unregister_ftrace_function(&f->ops);
+		for (i = 0; i < n && i < ARRAY_SIZE(ips); i++)
+			ips[i] = (unsigned long)g[i]->krp->kp.addr;
+		ftrace_set_filter_ips(&f->ops, ips, i, 1, 0);
+		memset(f->slot, 0, sizeof(f->slot));
+		f->on = false;
+		memmon_gates_armed -= n;
+	}
 	for (i = 0; i < n; i++) {
+		g[i]->filtered = false;
+		g[i]->armed = false;
 		if (g[i]->on) {
 			kps[m++] = &g[i]->kp;
 			memmon_gates_armed--;
@@ -192,6 +372,20 @@ void memmon_gates_disarm(struct memmon_gate **g, unsigned int n)
 			m = 0;
 		}
 	}
+}
+
+/**
+ * memmon_gate_mode() - how a gate's kretprobe fires now.
+ * @g: the gate
+ *
+ * Context: the hooks lock held.
+ * Return: "ftrace" (a filter), "kprobe" (enabled) or "none".
+ */
+const char *memmon_gate_mode(const struct memmon_gate *g)
+{
+	if (g->filtered)
+		return "ftrace";
+	return g->armed ? "kprobe" : "none";
 }
 
 /*
@@ -417,13 +611,15 @@ void memmon_hooks_detach(void)
  * @fault_missed: out: faults lost the same way.
  * @gates:        out: gates armed now (see memmon_gate_pre()).
  * @gate_skipped: out: calls of unwatched tasks they kept out, ever.
- * @fault_hook:   out: how handle_mm_fault() is hooked (memmon_fault_hook()).
+ * @fault_hook:   out: how handle_mm_fault() is hooked (memmon_gate_mode()).
+ * @sys_hook:     out: how the syscalls are hooked (the same).
  *
  * Context: process context, may sleep.
  */
 void memmon_hooks_stats(bool *attached, unsigned long *sys_missed,
 			unsigned long *fault_missed, unsigned int *gates,
-			unsigned long *gate_skipped, const char **fault_hook)
+			unsigned long *gate_skipped, const char **fault_hook,
+			const char **sys_hook)
 {
 	unsigned long skipped = 0;
 	int cpu;
@@ -434,6 +630,7 @@ void memmon_hooks_stats(bool *attached, unsigned long *sys_missed,
 	*fault_missed = memmon_fault_missed();
 	*gates = memmon_gates_armed;
 	*fault_hook = memmon_fault_hook();
+	*sys_hook = memmon_sys_hook();
 	mutex_unlock(&memmon_hooks_lock);
 	for_each_possible_cpu(cpu)
 		skipped += per_cpu(memmon_gate_skipped, cpu);

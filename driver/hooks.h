@@ -23,6 +23,7 @@
 #ifndef _MEMMON_HOOKS_H
 #define _MEMMON_HOOKS_H
 
+#include <linux/ftrace.h>
 #include <linux/kprobes.h>
 #include <linux/ktime.h>
 #include <linux/limits.h>
@@ -96,11 +97,14 @@ void memmon_pathbuf_put(void);
 
 /**
  * struct memmon_gate - keeps unwatched tasks out of a kretprobe (hooks.c)
- * @kp:  a plain kprobe on the kretprobe's address, in front of it
- * @krp: the kretprobe it guards
- * @ev:  the event the kretprobe records (memmon_hook_sessions())
- * @sys: its syscall, for MEMMON_EV_SYSCALL
- * @on:  registered, in front of @krp (else @krp works alone)
+ * @kp:       hook_kprobes: a plain kprobe on the kretprobe's address, in
+ *            front of it
+ * @krp:      the kretprobe it guards, registered disabled by its group
+ * @ev:       the event the kretprobe records (memmon_hook_sessions())
+ * @sys:      its syscall, for MEMMON_EV_SYSCALL
+ * @on:       @kp registered, in front of @krp
+ * @filtered: @krp stays disabled and a struct memmon_filter fires it
+ * @armed:    @krp enabled (hook_kprobes, or no filter): a kprobe
  */
 struct memmon_gate {
 	struct kprobe kp;
@@ -108,21 +112,48 @@ struct memmon_gate {
 	enum memmon_event ev;
 	unsigned int sys;
 	bool on;
+	bool filtered;
+	bool armed;
 };
 
-void memmon_gate_arm(struct memmon_gate *g, struct kretprobe *krp,
-		     enum memmon_event ev, unsigned int sys);
-void memmon_gates_disarm(struct memmon_gate **g, unsigned int n);
+#define MEMMON_FILTER_SLOTS 64	/* a power of two, > 2 x a group's gates */
+
+/**
+ * struct memmon_filter - memmon's own ftrace_ops on the fentry sites of a
+ * group's kretprobes, which fires them for watched tasks (hooks.c)
+ * @ops:  the ftrace_ops (never zeroed: ftrace keeps state in it)
+ * @slot: the gates by fentry address, open addressing
+ * @on:   @ops registered
+ */
+struct memmon_filter {
+	struct ftrace_ops ops;
+	struct {
+		unsigned long ip;
+		struct memmon_gate *gate;
+	} slot[MEMMON_FILTER_SLOTS];
+	bool on;
+};
+
+void memmon_gate_init(struct memmon_gate *g, struct kretprobe *krp,
+		      enum memmon_event ev, unsigned int sys);
+int memmon_gates_arm(struct memmon_filter *f, struct memmon_gate **g,
+		     unsigned int n);
+void memmon_gates_disarm(struct memmon_filter *f, struct memmon_gate **g,
+			 unsigned int n);
+const char *memmon_gate_mode(const struct memmon_gate *g);
 
 /*
  * struct memmon_gate_pass - a gate's verdict, handed to the kretprobe
  * behind it so that a watched call looks the task up once, not twice.
  *
- * Written by memmon_gate_pre() for a watched task, read and cleared by the
- * kretprobe's entry handler (memmon_gate_take()). Both run on one CPU in
- * one kprobe_ftrace_handler() call, back to back, preemption disabled, and
- * no kprobe can nest between them (kprobe_running() is set): per CPU, no
- * atomics. A pass the entry handler never takes (the gate was disarmed
+ * Written for a watched task by the filter's callback just before it
+ * calls the kretprobe's pre-handler, or by memmon_gate_pre() (hook_kprobes)
+ * just before kprobe_ftrace_handler() calls it; read and cleared by the
+ * kretprobe's entry handler (memmon_gate_take()), which the pre-handler
+ * calls. Both on one CPU, back to back, preemption disabled; nothing in
+ * between runs a hook of ours (with a kprobe gate, kprobe_running() is
+ * set; our hooked functions are syscalls and handle_mm_fault()): per CPU,
+ * no atomics. A pass the entry handler never takes (the gate was disarmed
  * in between, or a task other than current) is never used: the entry
  * handler takes it only for the same task, event and syscall, and else
  * looks up itself. A stale but matching pass could only make the
@@ -137,15 +168,6 @@ struct memmon_gate_pass {
 };
 
 DECLARE_PER_CPU(struct memmon_gate_pass, memmon_gate_pass);
-
-/*
- * Calls of unwatched tasks a gate kept out, per CPU (no shared line on the
- * fast path), for /proc/memmon/stats; and a gate that is not a kprobe
- * (hook_faults.c's ftrace filter) counted in or out of gates_armed (hooks
- * lock held).
- */
-DECLARE_PER_CPU(unsigned long, memmon_gate_skipped);
-void memmon_gate_count(int delta);
 
 /*
  * memmon_gate_take() - memmon_hook_sessions() for a kretprobe's entry
@@ -180,9 +202,13 @@ unsigned long memmon_sys_missed(void);
 unsigned long memmon_fault_missed(void);
 void memmon_hooks_stats(bool *attached, unsigned long *sys_missed,
 			unsigned long *fault_missed, unsigned int *gates,
-			unsigned long *gate_skipped, const char **fault_hook);
-/* hook_faults.c: "ftrace", "kprobe" or "none" (hooks lock held). */
+			unsigned long *gate_skipped, const char **fault_hook,
+			const char **sys_hook);
+/* How handle_mm_fault() and the syscalls are hooked now (hooks lock held):
+ * memmon_gate_mode() of their gates, "none" while detached.
+ */
 const char *memmon_fault_hook(void);
+const char *memmon_sys_hook(void);
 
 /* hook_syscalls.c: a session id is being reused, forget its PATH records. */
 void memmon_paths_forget_session(unsigned int id);

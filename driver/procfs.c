@@ -485,7 +485,7 @@ static const struct proc_ops memmon_events_ops = {
 static int memmon_stats_show(struct seq_file *m, void *v)
 {
 	unsigned long sys_missed, fault_missed, gate_skipped;
-	const char *fault_hook;
+	const char *fault_hook, *sys_hook;
 	struct memmon_cpu_stats st;
 	unsigned int gates;
 	struct memmon_session *s;
@@ -493,9 +493,10 @@ static int memmon_stats_show(struct seq_file *m, void *v)
 	unsigned int cpu;
 
 	memmon_hooks_stats(&attached, &sys_missed, &fault_missed, &gates,
-			   &gate_skipped, &fault_hook);
+			   &gate_skipped, &fault_hook, &sys_hook);
 	seq_printf(m, "hooks_attached %d\n", attached);
 	seq_printf(m, "fault_hook %s\n", fault_hook);
+	seq_printf(m, "syscall_hook %s\n", sys_hook);
 	seq_printf(m, "syscalls_missed %lu\n", sys_missed);
 	seq_printf(m, "faults_missed %lu\n", fault_missed);
 	seq_printf(m, "gates_armed %u\n", gates);

@@ -4,10 +4,9 @@
 # task's faults and hooked syscalls stop at a gate in front of each
 # kretprobe and never reach its instance pool; someone else's kprobe on the
 # same function still sees every call; a watched task is still recorded.
-# handle_mm_fault's gate is memmon's own ftrace filter, which fires the
-# kretprobe (registered disabled) itself (driver/hook_faults.c); with
-# fault_kprobe=1 it is a kprobe gate in front of the armed kretprobe, as
-# for the syscalls: both ways are checked.
+# A gate is memmon's own ftrace filter, which fires the kretprobe
+# (registered disabled) itself, or with hook_kprobes=1 a kprobe in front of
+# the armed kretprobe (driver/hooks.c, "Gates"): both ways are checked.
 #
 # The workload is python3 renamed "gatewl" (PR_SET_NAME) touching every
 # page of a 64 MiB mapping (16 MiB on the debug kernel, where the test
@@ -65,6 +64,7 @@ t "watching a busy process attaches the hooks" sh -c \
 t "gates are armed" test "$(stat gates_armed)" -gt 0
 t "handle_mm_fault is hooked through the ftrace filter" \
 	test "$(stat fault_hook)" = ftrace
+t "... and so are the syscalls" test "$(stat syscall_hook)" = ftrace
 echo 8192 >$T/buffer_size_kb
 echo >$T/trace
 workload
@@ -93,14 +93,15 @@ churn=
 t "rmmod" rmmod memmon
 t "the gates went with the module" test ! -e $P
 
-# 4. fault_kprobe=1: the kretprobe armed as a kprobe, a kprobe gate in
-# front of it; the same checks of the unwatched and the watched faults.
-t "insmod fault_kprobe=1" insmod "$MEMMON_KO" hooks_linger_ms=0 fault_kprobe=1
+# 4. hook_kprobes=1: the kretprobes armed as kprobes, kprobe gates in
+# front of them; the same checks of the unwatched and the watched calls.
+t "insmod hook_kprobes=1" insmod "$MEMMON_KO" hooks_linger_ms=0 hook_kprobes=1
 (exec -a w_churn build/vmtests/w_watch --churn) &
 churn=$!
 t "watching it attaches the hooks" sh -c \
 	"echo $churn >$P/watch-pids && grep -qx 'hooks_attached 1' $P/stats"
 t "handle_mm_fault is hooked by a kprobe" test "$(stat fault_hook)" = kprobe
+t "... and so are the syscalls" test "$(stat syscall_hook)" = kprobe
 s0=$(stat gate_skipped)
 workload
 s1=$(stat gate_skipped)
@@ -108,10 +109,11 @@ echo "# gate_skipped $s0 -> $s1"
 t "the kprobe gate kept the unwatched faults out ($((s1 - s0)) >= $PAGES)" \
 	test $((s1 - s0)) -ge $PAGES
 dd if=$P/events iflag=nonblock bs=64k count=64 of=/tmp/memmon-gate.ev 2>/dev/null
-t "the watched process's faults come through the kprobe" \
-	grep -q " $churn/$churn fault addr=" /tmp/memmon-gate.ev
+t "the watched process's mmap calls come through the kprobes" \
+	grep -q " $churn/$churn mmap(" /tmp/memmon-gate.ev
+t "... and its faults" grep -q " $churn/$churn fault addr=" /tmp/memmon-gate.ev
 kill "$churn"
 wait "$churn" 2>/dev/null
 churn=
-t "rmmod (fault_kprobe=1)" rmmod memmon
+t "rmmod (hook_kprobes=1)" rmmod memmon
 exit $failed
