@@ -74,8 +74,9 @@ static DECLARE_DELAYED_WORK(memmon_hooks_linger, memmon_hooks_linger_fn);
  * one it returns, having cost the ftrace trampoline and one hash lookup.
  * For a watched one it leaves the verdict (memmon_gate_pass) and fires the
  * kretprobe itself: it calls the kretprobe's pre-handler with the
- * trampoline's registers (whole: FTRACE_OPS_FL_SAVE_REGS), which is what
- * kprobe_ftrace_handler() does for an armed kretprobe on an fentry site.
+ * trampoline's registers, which is what
+ * kprobe_ftrace_handler() does for an armed kretprobe on an fentry site
+ * (memmon_filter_regs() says which registers that takes).
  * The pre-handler takes an instance, calls our entry handler and replaces
  * the return address at regs->sp with the kernel's rethook trampoline;
  * from there on everything is the kretprobe's, its unload safety included
@@ -120,6 +121,32 @@ static DEFINE_PER_CPU(unsigned long, memmon_gate_skipped);
 DEFINE_PER_CPU(struct memmon_gate_pass, memmon_gate_pass);
 static unsigned int memmon_gates_armed;
 
+/*
+ * The registers the filter hands to a kretprobe's pre-handler. What reads
+ * them: the pre-handler itself only regs->sp (rethook: where the return
+ * address is, to replace it), our entry handlers the argument registers
+ * (di, si, dx, cx). On x86-64 with DYNAMIC_FTRACE_WITH_ARGS, ftrace_caller
+ * - the trampoline of an ops without FTRACE_OPS_FL_SAVE_REGS - already
+ * stores exactly those in the pt_regs inside struct ftrace_regs (ax, cx,
+ * dx, si, di, r8, r9, bp, ip and sp, with cs zero so that
+ * ftrace_get_regs() says "partial"; checked on Debian's 6.1 in its
+ * disassembly), and it does ~26 fewer instructions than ftrace_regs_caller
+ * on every call of every task. Elsewhere the whole registers are asked for.
+ */
+#if defined(CONFIG_X86_64) && defined(CONFIG_HAVE_DYNAMIC_FTRACE_WITH_ARGS)
+#define MEMMON_FILTER_OPS_FLAGS 0
+static __always_inline struct pt_regs *memmon_filter_regs(struct ftrace_regs *fregs)
+{
+	return &fregs->regs;
+}
+#else
+#define MEMMON_FILTER_OPS_FLAGS FTRACE_OPS_FL_SAVE_REGS
+static __always_inline struct pt_regs *memmon_filter_regs(struct ftrace_regs *fregs)
+{
+	return ftrace_get_regs(fregs);
+}
+#endif
+
 /* A filter's slot for @ip: its gate's, or the empty one where it goes. */
 static __always_inline unsigned int memmon_filter_slot(const struct memmon_filter *f,
 						       unsigned long ip)
@@ -152,7 +179,7 @@ static void notrace memmon_filter_func(unsigned long ip,
 				       struct ftrace_regs *fregs)
 {
 	struct memmon_filter *f = container_of(op, struct memmon_filter, ops);
-	struct pt_regs *regs = ftrace_get_regs(fregs);
+	struct pt_regs *regs = memmon_filter_regs(fregs);
 	struct memmon_gate_pass *pass;
 	struct memmon_gate *g;
 	u64 sessions;
@@ -210,7 +237,7 @@ static int memmon_filter_on(struct memmon_filter *f, struct memmon_gate **g,
 		f->slot[s].gate = g[i];
 	}
 	f->ops.func = memmon_filter_func;
-	f->ops.flags = FTRACE_OPS_FL_SAVE_REGS;
+	f->ops.flags = MEMMON_FILTER_OPS_FLAGS;
 	err = ftrace_set_filter_ips(&f->ops, ips, n, 0, 1);
 	if (err)
 		return err;
