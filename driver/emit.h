@@ -15,7 +15,9 @@
 #define _MEMMON_EMIT_H
 
 #include <linux/jump_label.h>
+#include <linux/percpu.h>
 #include <linux/sched.h>
+#include <linux/sched/signal.h>
 #include <linux/types.h>
 #include <linux/memmon.h>
 
@@ -26,6 +28,48 @@ DECLARE_STATIC_KEY_FALSE(memmon_active);
 
 /* watch.c */
 u64 memmon_watchers(struct task_struct *task);
+
+/*
+ * memmon_watchers_cached() - memmon_watchers(), remembered per CPU.
+ *
+ * The filters (hooks.c) ask on every hooked call of every task, and an
+ * unwatched process asks the same question again and again. Each CPU keeps
+ * its last answer: the process (the struct pid of its thread group) and
+ * the table's generation when it was looked up. Every change of the table
+ * bumps memmon_watch_gen (watch.c, under its lock, with release after the
+ * change); an answer taken in another generation is looked up again.
+ * Keyed by struct pid: every thread of a process has the same answer; a
+ * struct pid can be freed and reused only after it left the table, i.e.
+ * in a later generation (the table holds a reference, and a removal bumps
+ * the generation before the pid is put), and a reused one that becomes
+ * watched does so by a change of the table.
+ *
+ * Context: task context, preemption disabled, not nested on this CPU
+ * (only the filters' callbacks use it; nothing they call uses it).
+ */
+struct memmon_watch_verdict {
+	const struct pid *pid;
+	unsigned long gen;
+	u64 mask;
+};
+
+DECLARE_PER_CPU(struct memmon_watch_verdict, memmon_watch_verdict);
+extern unsigned long memmon_watch_gen;
+u64 memmon_watchers_refresh(struct task_struct *task,
+			    struct memmon_watch_verdict *v, unsigned long gen);
+
+static __always_inline u64 memmon_watchers_cached(struct task_struct *task)
+{
+	struct memmon_watch_verdict *v = this_cpu_ptr(&memmon_watch_verdict);
+	/* Pairs with memmon_watch_changed(): a new generation, a new table. */
+	unsigned long gen = smp_load_acquire(&memmon_watch_gen);
+
+	if (likely(v->gen == gen &&
+		   v->pid == READ_ONCE(task->signal->pids[PIDTYPE_TGID])))
+		return v->mask;
+	return memmon_watchers_refresh(task, v, gen);
+}
+
 void memmon_watch_fork(struct task_struct *parent, struct task_struct *child,
 		       unsigned long clone_flags);
 void memmon_watch_exit(struct task_struct *task);

@@ -186,7 +186,7 @@ static void notrace memmon_filter_func(unsigned long ip,
 
 	preempt_disable_notrace();
 	sessions = static_branch_unlikely(&memmon_active) ?
-		   memmon_watchers(current) : 0;
+		   memmon_watchers_cached(current) : 0;
 	if (likely(!sessions))
 		goto skip;
 	g = f->slot[memmon_filter_slot(f, ip)].gate;

@@ -89,6 +89,23 @@ static u32 memmon_watch_count[MEMMON_MAX_SESSIONS];
 /* Children a following session did not get: no memory, or max_watch. */
 static atomic_long_t memmon_watch_fork_dropped = ATOMIC_LONG_INIT(0);
 
+/*
+ * The table's generation: bumped by every change of it (lock held, release
+ * after the change), read by memmon_watchers_cached() (emit.h) with
+ * acquire before it looks anything up.
+ */
+unsigned long memmon_watch_gen;
+DEFINE_PER_CPU(struct memmon_watch_verdict, memmon_watch_verdict);
+
+/* Lock held; after the change. */
+static void memmon_watch_changed(void)
+{
+	/* Orders the change before the new generation: pairs with the
+	 * smp_load_acquire() in memmon_watchers_cached().
+	 */
+	smp_store_release(&memmon_watch_gen, memmon_watch_gen + 1);
+}
+
 static struct hlist_head *memmon_watch_bucket(const struct pid *pid)
 {
 	return &memmon_watch_hash[hash_ptr(pid, MEMMON_WATCH_HASH_BITS)];
@@ -135,10 +152,12 @@ static void __memmon_watch_clear(struct memmon_watched *e, u64 bits)
 	}
 	WRITE_ONCE(e->follow, e->follow & ~bits);
 	WRITE_ONCE(e->sessions, e->sessions & ~bits);
-	if (!e->sessions) {
+	if (!e->sessions)
 		hlist_del_rcu(&e->node);
+	/* Before the pid can be put, let alone reused. */
+	memmon_watch_changed();
+	if (!e->sessions)
 		call_rcu(&e->rcu, memmon_watched_free_rcu);
-	}
 }
 
 /*
@@ -252,6 +271,7 @@ int memmon_watch_add(unsigned int id, struct task_struct *task, bool follow)
 		WRITE_ONCE(e->follow, follow ? e->follow | bit : e->follow & ~bit);
 		WRITE_ONCE(e->sessions, e->sessions | bit);
 	}
+	memmon_watch_changed();
 	memmon_watch_count[id]++;
 out_unlock:
 	raw_spin_unlock(&memmon_watch_lock);
@@ -348,6 +368,22 @@ void memmon_watch_remove_session(unsigned int id)
 	raw_spin_unlock(&memmon_watch_lock);
 }
 
+/* memmon_watchers() of the process whose thread-group pid is @pid. */
+static u64 memmon_watchers_of(const struct pid *pid)
+{
+	struct memmon_watched *e;
+	u64 mask = 0;
+
+	if (!pid)
+		return 0;
+	rcu_read_lock();
+	e = memmon_watch_find_rcu(pid);
+	if (e)
+		mask = READ_ONCE(e->sessions);
+	rcu_read_unlock();
+	return mask;
+}
+
 /**
  * memmon_watchers() - the sessions that watch a task's process
  * @task: the task (usually current); the caller keeps it alive
@@ -365,19 +401,31 @@ void memmon_watch_remove_session(unsigned int id)
  */
 u64 memmon_watchers(struct task_struct *task)
 {
-	struct memmon_watched *e;
-	struct pid *pid;
-	u64 mask = 0;
-
-	rcu_read_lock();
 	/* NULL once the leader is unhashed (release_task()). */
-	pid = READ_ONCE(task->signal->pids[PIDTYPE_TGID]);
-	if (pid) {
-		e = memmon_watch_find_rcu(pid);
-		if (e)
-			mask = READ_ONCE(e->sessions);
-	}
-	rcu_read_unlock();
+	return memmon_watchers_of(READ_ONCE(task->signal->pids[PIDTYPE_TGID]));
+}
+
+/**
+ * memmon_watchers_refresh() - memmon_watchers_cached()'s lookup.
+ * @task: the task (current)
+ * @v:    this CPU's verdict
+ * @gen:  the generation read (acquire) before the lookup
+ *
+ * A change during the lookup bumps the generation past @gen, so what is
+ * stored here is looked up again by the next call.
+ *
+ * Context: as memmon_watchers_cached().
+ * Return: the mask of sessions watching @task's process.
+ */
+u64 memmon_watchers_refresh(struct task_struct *task,
+			    struct memmon_watch_verdict *v, unsigned long gen)
+{
+	const struct pid *pid = READ_ONCE(task->signal->pids[PIDTYPE_TGID]);
+	u64 mask = memmon_watchers_of(pid);
+
+	v->pid = pid;
+	v->gen = gen;
+	v->mask = mask;
 	return mask;
 }
 
@@ -453,6 +501,7 @@ void memmon_watch_fork(struct task_struct *parent, struct task_struct *child,
 		WRITE_ONCE(ce->follow, ce->follow | add);
 		WRITE_ONCE(ce->sessions, ce->sessions | add);
 	}
+	memmon_watch_changed();
 	for (m = add; m; m &= m - 1)
 		memmon_watch_count[__ffs64(m)]++;
 out_unlock:

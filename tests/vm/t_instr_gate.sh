@@ -22,8 +22,12 @@ MIB=64
 [ -e /sys/kernel/debug/kmemleak ] && MIB=16
 PAGES=$((MIB * 256))
 churn=
+late=
+anchor=
 cleanup() {
 	[ -n "$churn" ] && kill "$churn" 2>/dev/null
+	[ -n "$late" ] && kill "$late" 2>/dev/null
+	[ -n "$anchor" ] && kill "$anchor" 2>/dev/null
 	wait 2>/dev/null
 	[ -d $T/events/kprobes/$KP ] && echo 0 >$T/events/kprobes/$KP/enable
 	[ -e $T/kprobe_events ] && echo "-:$KP" >>$T/kprobe_events 2>/dev/null
@@ -87,9 +91,66 @@ dd if=$P/events iflag=nonblock bs=64k count=64 of=/tmp/memmon-gate.ev 2>/dev/nul
 t "the watched process's mmap calls come through" \
 	grep -q " $churn/$churn mmap(" /tmp/memmon-gate.ev
 t "... and its faults" grep -q " $churn/$churn fault addr=" /tmp/memmon-gate.ev
+
+# 3b. The filters keep each CPU's last verdict (memmon_watchers_cached(),
+# driver/emit.h), dropped by every change of the watch table: a process
+# that has been faulting unwatched is recorded as soon as it is watched,
+# and no longer once it is not. Nothing else changes the table meanwhile
+# (churn, which forks, is gone; an idle process keeps the session on), and
+# the process has CPU 1 to itself (this script and its commands stay on
+# CPU 0, where their own lookups would replace the verdict), so a change
+# that did not drop the verdicts would show.
+taskset -pc 0 $$ >/dev/null
+(exec -a w_anchor sleep 600) &
+anchor=$!
+echo "$anchor" >$P/watch-pids
 kill "$churn"
 wait "$churn" 2>/dev/null
 churn=
+taskset -c 1 python3 -c '
+import ctypes, mmap
+ctypes.CDLL(None).prctl(15, b"gatelate", 0, 0, 0)
+m = mmap.mmap(-1, 1 << 20)
+while True:
+    for i in range(0, len(m), 4096):
+        m[i] = 1
+    m.madvise(mmap.MADV_DONTNEED)
+' &
+late=$!
+drain() { dd if=$P/events iflag=nonblock bs=64k count=1024 2>/dev/null; }
+# python3 may be a launcher script (pyenv) that execs it later: wait for
+# the loop itself (its name), at most 60 s.
+for _ in $(seq 600); do
+	grep -qx gatelate /proc/$late/comm 2>/dev/null && break
+	sleep 0.1
+done
+t "the late process runs its fault loop" grep -qx gatelate /proc/$late/comm
+drain >/dev/null
+sleep 1
+drain >/tmp/memmon-gate.ev
+t "a process faulting unwatched is not recorded" \
+	sh -c "! grep -q ' $late/$late fault addr=' /tmp/memmon-gate.ev"
+echo "$late" >$P/watch-pids
+# Its next faults must come through; give a slow VM up to 10 s.
+: >/tmp/memmon-gate.ev
+for _ in $(seq 20); do
+	sleep 0.5
+	drain >>/tmp/memmon-gate.ev
+	grep -q " $late/$late fault addr=" /tmp/memmon-gate.ev && break
+done
+t "... once watched, its faults are recorded" \
+	grep -q " $late/$late fault addr=" /tmp/memmon-gate.ev
+echo "-$late" >$P/watch-pids
+drain >/dev/null
+sleep 1
+drain >/tmp/memmon-gate.ev
+t "... and once unwatched, no longer" \
+	sh -c "! grep -q ' $late/$late fault addr=' /tmp/memmon-gate.ev"
+kill "$late" "$anchor"
+wait "$late" "$anchor" 2>/dev/null
+late=
+anchor=
+taskset -pc 0-1 $$ >/dev/null
 t "rmmod" rmmod memmon
 t "the gates went with the module" test ! -e $P
 
