@@ -50,6 +50,24 @@ stat() { awk -v k="$1" '$1 == k { print $2 }' $P/stats; }
 # attached: the session is enabled and the hooks are in (procfs.c's session)
 attached() { grep -qx "hooks_attached 1" $P/stats; }
 
+# The unwatched workload stops at $1: gate_skipped grows by a fault a page.
+gate_keeps_out() {
+	local s0 s1
+	s0=$(stat gate_skipped)
+	workload
+	s1=$(stat gate_skipped)
+	echo "# gate_skipped $s0 -> $s1"
+	t "$1 kept the unwatched faults out ($((s1 - s0)) >= $PAGES)" \
+		test $((s1 - s0)) -ge $PAGES
+}
+# The watched churn's mmap calls and faults are recorded (through $1).
+watched_come_through() {
+	dd if=$P/events iflag=nonblock bs=64k count=64 of=/tmp/memmon-gate.ev 2>/dev/null
+	t "the watched process's mmap calls come through$1" \
+		grep -q " $churn/$churn mmap(" /tmp/memmon-gate.ev
+	t "... and its faults" grep -q " $churn/$churn fault addr=" /tmp/memmon-gate.ev
+}
+
 mountpoint -q $T || mount -t tracefs none $T
 t "insmod (hooks_linger_ms=0: no probes left from a session before)" \
 	insmod "$MEMMON_KO" hooks_linger_ms=0
@@ -79,18 +97,10 @@ t "remove the tracefs kprobe" sh -c \
 	"echo 0 >$T/events/kprobes/$KP/enable && echo '-:$KP' >>$T/kprobe_events"
 
 # 2. memmon alone on handle_mm_fault: the unwatched faults stop at the gate.
-s0=$(stat gate_skipped)
-workload
-s1=$(stat gate_skipped)
-echo "# gate_skipped $s0 -> $s1"
-t "the gate kept the unwatched faults out ($((s1 - s0)) >= $PAGES)" \
-	test $((s1 - s0)) -ge $PAGES
+gate_keeps_out "the gate"
 
 # 3. The watched process's calls go through the gates to the kretprobes.
-dd if=$P/events iflag=nonblock bs=64k count=64 of=/tmp/memmon-gate.ev 2>/dev/null
-t "the watched process's mmap calls come through" \
-	grep -q " $churn/$churn mmap(" /tmp/memmon-gate.ev
-t "... and its faults" grep -q " $churn/$churn fault addr=" /tmp/memmon-gate.ev
+watched_come_through ""
 
 # 3b. The filters keep each CPU's last verdict (memmon_watchers_cached(),
 # driver/emit.h), dropped by every change of the watch table: a process
@@ -163,16 +173,8 @@ t "watching it attaches the hooks" sh -c \
 	"echo $churn >$P/watch-pids && grep -qx 'hooks_attached 1' $P/stats"
 t "handle_mm_fault is hooked by a kprobe" test "$(stat fault_hook)" = kprobe
 t "... and so are the syscalls" test "$(stat syscall_hook)" = kprobe
-s0=$(stat gate_skipped)
-workload
-s1=$(stat gate_skipped)
-echo "# gate_skipped $s0 -> $s1"
-t "the kprobe gate kept the unwatched faults out ($((s1 - s0)) >= $PAGES)" \
-	test $((s1 - s0)) -ge $PAGES
-dd if=$P/events iflag=nonblock bs=64k count=64 of=/tmp/memmon-gate.ev 2>/dev/null
-t "the watched process's mmap calls come through the kprobes" \
-	grep -q " $churn/$churn mmap(" /tmp/memmon-gate.ev
-t "... and its faults" grep -q " $churn/$churn fault addr=" /tmp/memmon-gate.ev
+gate_keeps_out "the kprobe gate"
+watched_come_through " the kprobes"
 kill "$churn"
 wait "$churn" 2>/dev/null
 churn=
