@@ -552,6 +552,23 @@ static void src_unload(struct memmon_trace_reader *r, struct src *s)
 	s->len = s->pos = 0;
 }
 
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ	22	/* Linux 5.14 */
+#endif
+
+/*
+ * Map a chunk's pages now, in one call, before the CRC reads it: touching
+ * them one by one takes a page fault per page or per fault-around block
+ * (a quarter of a million faults on a GiB trace, a sixth of the reading
+ * thread's time; the exception is dear in a VM). A hint: a kernel without
+ * MADV_POPULATE_READ says EINVAL, and an error (a file cut short under us)
+ * shows where it did before, when the page is read.
+ */
+static void populate(const void *p, size_t len)
+{
+	madvise((void *)p, len, MADV_POPULATE_READ);
+}
+
 /* Map (and check, and maybe decompress) chunk number s->next. */
 static int src_load(struct memmon_trace_reader *r, struct src *s, unsigned int cpu)
 {
@@ -574,6 +591,7 @@ static int src_load(struct memmon_trace_reader *r, struct src *s, unsigned int c
 	if (r->fmap) {
 		/* read_block() checked the chunk against the file's size */
 		payload = r->fmap + off + b.header_size;
+		populate(r->fmap + start, s->map_len);
 	} else {
 		s->map = mmap(NULL, s->map_len, PROT_READ, MAP_PRIVATE, r->fd,
 			      (off_t)start);
@@ -583,6 +601,7 @@ static int src_load(struct memmon_trace_reader *r, struct src *s, unsigned int c
 				    (unsigned long long)off, strerror(errno));
 		}
 		madvise(s->map, s->map_len, MADV_SEQUENTIAL);
+		populate(s->map, s->map_len);
 		payload = (const __u8 *)s->map + (off - start) + b.header_size;
 	}
 	s->held = true;
