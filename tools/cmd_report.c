@@ -686,9 +686,11 @@ static json_t *proc_json(const struct report *rp, const struct proc *p)
 		json_array_append_new(hot, region_json(rp, &list[i]));
 	free(list);
 	json_object_set_new(o, "hottest_regions", hot);
-	for (i = 0; i < p->map.nr; i++) {
+	for (i = 0; i < p->map.len; i++) {
 		struct region r;
 
+		if (!region_map_live(&p->map, i))
+			continue;
 		region_map_get(&p->map, i, &r);
 		json_array_append_new(leaks, region_json(rp, &r));
 	}

@@ -40,6 +40,8 @@ static void set_lo(struct region_map *m, size_t lo)
 void region_map_clear(struct region_map *m)
 {
 	m->nr = 0;
+	m->len = 0;
+	m->nr_tomb = 0;
 	m->pool_nr = 0;
 	m->nr_freed = 0;
 	m->last = 0;
@@ -58,7 +60,7 @@ static bool grow(void *p, size_t n, size_t size)
 	return true;
 }
 
-/* Room for extra more regions, in the order and in the pool. */
+/* Room for extra more positions in the order and regions in the pool. */
 static int reserve(struct region_map *m, size_t extra)
 {
 	__u64 *starts, *ends;
@@ -67,7 +69,7 @@ static int reserve(struct region_map *m, size_t extra)
 	size_t cap;
 	bool ok;
 
-	if (m->pool_nr + extra <= m->cap)	/* pool_nr >= nr */
+	if (m->pool_nr + extra <= m->cap && m->len + extra <= m->cap)
 		return 0;
 	starts = m->starts ? BUF(m, starts) : NULL;
 	ends = m->ends ? BUF(m, ends) : NULL;
@@ -106,14 +108,14 @@ static void move_buf(struct region_map *m, size_t to, size_t from, size_t n)
 
 /*
  * Order positions [i, j) become n holes at [i, i + n), the caller fills
- * them; n + nr - (j - i) <= cap (reserved). Moves the shorter side: the
+ * them; n + len - (j - i) <= cap (reserved). Moves the shorter side: the
  * part before i, or the part from j on; when that side has no room, the
  * whole order is centred in its buffers first (cap at least doubles on
  * growth, so this is amortised).
  */
 static void make_holes(struct region_map *m, size_t i, size_t j, size_t n)
 {
-	size_t before = i, after = m->nr - j, lo = m->lo, d;
+	size_t before = i, after = m->len - j, lo = m->lo, d;
 
 	if (n == j - i)
 		return;
@@ -127,10 +129,10 @@ static void make_holes(struct region_map *m, size_t i, size_t j, size_t n)
 		}
 	} else {			/* grow by d */
 		d = n - (j - i);
-		if (before < after ? lo < d : lo + m->nr + d > m->cap) {
-			size_t mid = (m->cap - m->nr - d) / 2;
+		if (before < after ? lo < d : lo + m->len + d > m->cap) {
+			size_t mid = (m->cap - m->len - d) / 2;
 
-			move_buf(m, mid, lo, m->nr);
+			move_buf(m, mid, lo, m->len);
 			set_lo(m, mid);
 			lo = mid;
 		}
@@ -138,11 +140,48 @@ static void make_holes(struct region_map *m, size_t i, size_t j, size_t n)
 			move_buf(m, lo - d, lo, before);
 			set_lo(m, lo - d);
 		} else {
-			/* centred leaves lo + nr + d <= cap */
+			/* centred leaves lo + len + d <= cap */
 			move_buf(m, lo + j + d, lo + j, after);
 		}
 	}
-	m->nr = m->nr - (j - i) + n;
+	m->len = m->len - (j - i) + n;
+}
+
+/* Position k becomes a tombstone at v (see region_map.h). */
+static void bury(struct region_map *m, size_t k, __u64 v)
+{
+	m->starts[k] = v;
+	m->ends[k] = v;
+	m->count[k] = (struct region_count){ 0 };
+	m->slot[k] = REGION_TOMB;
+}
+
+/*
+ * Drop the tombstones once they outnumber the regions: one pass, the
+ * regions keep their order and the order its lo. Each compaction follows
+ * at least as many tombstones as it moves regions, so it is paid for by
+ * the munmaps that made them.
+ */
+static void maybe_compact(struct region_map *m)
+{
+	size_t k, n = 0;
+
+	if (m->nr_tomb <= m->nr + 16)
+		return;
+	for (k = 0; k < m->len; k++) {
+		if (!region_map_live(m, k))
+			continue;
+		if (n != k) {
+			m->starts[n] = m->starts[k];
+			m->ends[n] = m->ends[k];
+			m->count[n] = m->count[k];
+			m->slot[n] = m->slot[k];
+		}
+		n++;
+	}
+	m->len = n;
+	m->nr_tomb = 0;
+	m->last = 0;
 }
 
 void region_map_get(const struct region_map *m, size_t i, struct region *r)
@@ -156,12 +195,16 @@ void region_map_export(const struct region_map *m, struct region *out)
 {
 	size_t i;
 
-	for (i = 0; i < m->nr; i++)
-		region_map_get(m, i, &out[i]);
+	for (i = 0; i < m->len; i++)
+		if (region_map_live(m, i))
+			region_map_get(m, i, out++);
 }
 
 /*
- * How many ends are <= addr, i.e. the first region with end > addr.
+ * How many ends are <= addr, i.e. the first position with end > addr.
+ * Tombstones need no test: their end is sorted with the rest, and a
+ * caller that wants a region checks start <= addr, which a tombstone
+ * (start == end > addr) fails.
  *
  * A fault's lookup waits on memory (the trace streams through the cache
  * and evicts the order), so what counts is how many loads wait on each
@@ -181,7 +224,7 @@ void region_map_export(const struct region_map *m, struct region *out)
 size_t region_map_lower(const struct region_map *m, __u64 addr)
 {
 	const __u64 *base = m->ends;
-	size_t n = m->nr, half, blocks = 0, below = 0, k;
+	size_t n = m->len, half, blocks = 0, below = 0, k;
 
 	/* The answer stays in [base, base + n] while n halves. */
 	while (n > LOWER_SCAN) {
@@ -205,10 +248,10 @@ long region_map_find(struct region_map *m, __u64 addr)
 {
 	size_t i = m->last;
 
-	if (i < m->nr && m->starts[i] <= addr && addr < m->ends[i])
+	if (i < m->len && m->starts[i] <= addr && addr < m->ends[i])
 		return (long)i;
 	i = region_map_lower(m, addr);
-	if (i < m->nr && m->starts[i] <= addr) {
+	if (i < m->len && m->starts[i] <= addr) {
 		m->last = i;
 		return (long)i;
 	}
@@ -219,8 +262,9 @@ void region_map_set_prot(struct region_map *m, __u64 start, __u64 end, __u32 pro
 {
 	size_t i;
 
-	for (i = region_map_lower(m, start); i < m->nr && m->starts[i] < end; i++)
-		m->pool[m->slot[i]].prot = prot;
+	for (i = region_map_lower(m, start); i < m->len && m->starts[i] < end; i++)
+		if (region_map_live(m, i))
+			m->pool[m->slot[i]].prot = prot;
 }
 
 /* Put r at order position i (a hole of make_holes()), in a pool entry. */
@@ -237,26 +281,33 @@ static void place(struct region_map *m, size_t i, const struct region *r)
 }
 
 /*
- * region_map_carve(), and *at: the order position a region [start, end)
- * would take now (after the left part of a region cut, before its right
- * part), so that an insert needs no second search.
+ * region_map_carve(). What was at [start, end) (the regions removed and
+ * the tombstones among them) becomes tombstones at start, between what
+ * stays of regions cut at the edges: *at is the first of them and *room
+ * their number, so that an insert of [start, end) takes position *at
+ * without moving anything. Without room (nothing there, or a region cut
+ * in two), [start, end) would go just before position *at.
  */
 static long long carve_at(struct region_map *m, __u64 start, __u64 end,
-			  region_retire_fn retire, void *ctx, size_t *at)
+			  region_retire_fn retire, void *ctx, size_t *at,
+			  size_t *room)
 {
 	struct region left, right;
 	bool has_left = false, has_right = false;
-	size_t i, j, n;
+	size_t i, j, k, n, live = 0;
 	__u64 gone = 0;
 
 	/* At most one region becomes two: reserve first, then nothing fails. */
 	if (reserve(m, 1))
 		return -ENOMEM;
 	*at = i = region_map_lower(m, start);
-	for (j = i; j < m->nr && m->starts[j] < end; j++) {
+	for (j = i; j < m->len && m->starts[j] < end; j++) {
 		__u64 rs = m->starts[j], re = m->ends[j];
 		struct region r;
 
+		if (!region_map_live(m, j))
+			continue;
+		live++;
 		gone += (re < end ? re : end) - (rs > start ? rs : start);
 		if (rs < start || re > end) {
 			/* Cut: what stays outside needs the whole region. */
@@ -281,43 +332,74 @@ static long long carve_at(struct region_map *m, __u64 start, __u64 end,
 		}
 		m->freed[m->nr_freed++] = m->slot[j];
 	}
-	if (j == i)
-		return 0;
 	n = (size_t)has_left + (size_t)has_right;
-	make_holes(m, i, j, n);
+	if (j - i < n) {
+		/* One region cut in two: one more position. */
+		make_holes(m, i, j, n);
+		place(m, i, &left);
+		place(m, i + 1, &right);
+		m->nr++;
+		*at = i + 1;
+		*room = 0;
+		return (long long)gone;
+	}
+	/* The tombstones there were j - i - live, are j - i - n. */
+	m->nr = m->nr + n - live;
+	m->nr_tomb = m->nr_tomb + live - n;
+	k = i;
 	if (has_left)
-		place(m, i++, &left);
+		place(m, k++, &left);
+	*at = k;
+	*room = j - i - n;
+	for (; k < j - has_right; k++)
+		bury(m, k, start);
 	if (has_right)
-		place(m, i, &right);
-	*at = i;
+		place(m, k, &right);
 	return (long long)gone;
 }
 
 long long region_map_carve(struct region_map *m, __u64 start, __u64 end,
 			   region_retire_fn retire, void *ctx)
 {
-	size_t at;
+	size_t at, room;
 
 	if (start >= end)
 		return 0;
-	return carve_at(m, start, end, retire, ctx, &at);
+	maybe_compact(m);
+	return carve_at(m, start, end, retire, ctx, &at, &room);
 }
 
 long long region_map_insert(struct region_map *m, const struct region *r,
 			    region_retire_fn retire, void *ctx)
 {
 	long long gone;
-	size_t i;
+	size_t i, k, room;
 
 	if (r->start >= r->end)
 		return 0;
+	maybe_compact(m);
 	/* The carve may add one region and this one more. */
 	if (reserve(m, 2))
 		return -ENOMEM;
 	/* reserved: cannot fail */
-	gone = carve_at(m, r->start, r->end, retire, ctx, &i);
-	make_holes(m, i, i, 1);
+	gone = carve_at(m, r->start, r->end, retire, ctx, &i, &room);
+	if (room) {
+		/* r takes the first tombstone; the others go after its end. */
+		for (k = i + 1; k < i + room; k++)
+			m->starts[k] = m->ends[k] = r->end;
+		m->nr_tomb--;
+	} else if (i > 0 && !region_map_live(m, i - 1)) {
+		/* Right after a tombstone (at <= r->start): take its place. */
+		i--;
+		m->nr_tomb--;
+	} else if (i < m->len && !region_map_live(m, i)) {
+		/* Right before one (at >= r->end): take its place. */
+		m->nr_tomb--;
+	} else {
+		make_holes(m, i, i, 1);
+	}
 	place(m, i, r);
+	m->nr++;
 	return gone;
 }
 
@@ -325,42 +407,53 @@ long long region_map_grow(struct region_map *m, __u64 start, __u64 end,
 			  region_retire_fn retire, void *ctx)
 {
 	long long gone;
-	size_t i;
+	size_t i, k, at, room;
 
 	if (!start || start >= end)
 		return -ENOENT;
+	maybe_compact(m);
 	/* The region holding start - 1, if it ends at start. */
 	i = region_map_lower(m, start - 1);
-	if (i >= m->nr || m->ends[i] != start || !m->pool[m->slot[i]].heap)
+	if (i >= m->len || !region_map_live(m, i) || m->ends[i] != start ||
+	    !m->pool[m->slot[i]].heap)
 		return -ENOENT;
 	/*
-	 * The carve starts at the first region with end > start, after i: it
-	 * neither moves i within the order nor cuts it.
+	 * The carve starts at the first position with end > start, after i
+	 * (nothing after i starts before start): it neither moves i within
+	 * the order nor cuts it.
 	 */
-	gone = region_map_carve(m, start, end, retire, ctx);
+	gone = carve_at(m, start, end, retire, ctx, &at, &room);
 	if (gone < 0)
 		return gone;
 	m->ends[i] = end;
 	m->pool[m->slot[i]].end = end;
+	/* The tombstones that now lie below i's end go up to it. */
+	for (k = i + 1; k < m->len && !region_map_live(m, k) && m->ends[k] < end; k++)
+		m->starts[k] = m->ends[k] = end;
 	return gone;
 }
 
 int region_map_copy(struct region_map *dst, const struct region_map *src)
 {
-	size_t i;
+	size_t i, n = 0;
 
 	region_map_clear(dst);
 	if (reserve(dst, src->nr))
 		return -ENOMEM;
 	set_lo(dst, (dst->cap - src->nr) / 2);
-	for (i = 0; i < src->nr; i++) {
-		dst->pool[i] = src->pool[src->slot[i]];
-		dst->slot[i] = (__u32)i;
+	/* The regions only, in order: the copy has no tombstones. */
+	for (i = 0; i < src->len; i++) {
+		if (!region_map_live(src, i))
+			continue;
+		dst->pool[n] = src->pool[src->slot[i]];
+		dst->slot[n] = (__u32)n;
+		dst->starts[n] = src->starts[i];
+		dst->ends[n] = src->ends[i];
+		dst->count[n] = src->count[i];
+		n++;
 	}
-	memcpy(dst->starts, src->starts, src->nr * sizeof(*src->starts));
-	memcpy(dst->ends, src->ends, src->nr * sizeof(*src->ends));
-	memcpy(dst->count, src->count, src->nr * sizeof(*src->count));
-	dst->nr = src->nr;
-	dst->pool_nr = src->nr;
+	dst->nr = n;
+	dst->len = n;
+	dst->pool_nr = n;
 	return 0;
 }

@@ -6,15 +6,24 @@
  *
  * Layout (structure of arrays): the sorted order holds only what a fault
  * and an insert touch, starts[], ends[], count[] and slot[] (36 bytes a
- * region); the rest of each region (struct region, 72 bytes) stays put
- * in a pool and slot[i] says where the i-th lowest lives. The order has
- * room at both ends, so a change moves the shorter side of it. A fault is a
- * search over ends[] (region_map_lower(): halving, then two rounds of
+ * position); the rest of each region (struct region, 72 bytes) stays put
+ * in a pool and slot[i] says where the one at position i lives. A fault is
+ * a search over ends[] (region_map_lower(): halving, then two rounds of
  * independent loads), tried after a one-entry cache of the last hit
- * (faults of real programs cluster), and
- * an increment in count[]: it never touches the pool, so the model's
- * working set per fault is the packed arrays. An insert or removal moves
- * 36 bytes per region after it, not 72.
+ * (faults of real programs cluster), and an increment in count[]: it
+ * never touches the pool, so the model's working set per fault is the
+ * packed arrays.
+ *
+ * Tombstones. A region unmapped whole leaves its position as a tombstone
+ * (slot REGION_TOMB, start == end, no counts) instead of closing the gap:
+ * munmap moves nothing, and an mmap into a tombstone's place (programs
+ * map again where they unmapped) moves nothing either. A tombstone's
+ * start and end are one value v between its neighbours' (ends[k-1] <= v
+ * <= starts[k+1]), so starts[] and ends[] stay sorted and a search needs
+ * no test for them: a tombstone never holds an address. When tombstones
+ * outnumber the regions the order is compacted in one pass, so each costs
+ * O(1) moves amortised and a search at most one more step. Otherwise an
+ * insert moves the shorter side of the order, which has room at both ends.
  *
  * Single-threaded; no locking.
  */
@@ -41,18 +50,24 @@ struct region_count {
 	__u64 faults, major;
 };
 
+#define REGION_TOMB	0xffffffffU	/* slot[] of a tombstone */
+
 struct region_map {
 	/*
-	 * The order: nr regions at [lo, lo + nr) of buffers of cap, free
-	 * room on both sides, so that an insert or removal moves whichever
-	 * side of it is shorter (mmap hands out addresses top-down: most
-	 * new regions go in at the front). The views below point at [lo].
+	 * The order: len positions (nr regions, nr_tomb tombstones) at
+	 * [lo, lo + len) of buffers of cap, free room on both sides, so
+	 * that an insert moves whichever side of it is shorter (mmap hands
+	 * out addresses top-down: most new regions go in at the front).
+	 * The views below point at [lo].
 	 */
-	__u64 *starts;		/* sorted: starts[i] < ends[i] <= starts[i+1] */
+	/* sorted: starts[i] <= ends[i] <= starts[i + 1], < for a region */
+	__u64 *starts;
 	__u64 *ends;
 	struct region_count *count; /* the faults (the pool's are stale) */
-	__u32 *slot;		/* index into pool */
-	size_t nr, lo, cap;
+	__u32 *slot;		/* index into pool, or REGION_TOMB */
+	size_t nr;		/* regions */
+	size_t len, nr_tomb;	/* positions: nr + nr_tomb */
+	size_t lo, cap;
 	struct region *pool;	/* [cap] */
 	size_t pool_nr;		/* pool entries ever used: nr + nr_freed */
 	__u32 *freed;		/* [cap] pool entries free for reuse */
@@ -78,12 +93,18 @@ void region_map_clear(struct region_map *m);
 /* dst (empty) becomes a copy of src. -ENOMEM leaves dst empty. */
 int region_map_copy(struct region_map *dst, const struct region_map *src);
 
-/* The i-th lowest region, i < nr, into *r. */
+/* Position i < len holds a region (not a tombstone). */
+static inline bool region_map_live(const struct region_map *m, size_t i)
+{
+	return m->slot[i] != REGION_TOMB;
+}
+
+/* The region at position i (i < len, live) into *r. */
 void region_map_get(const struct region_map *m, size_t i, struct region *r);
 /* Copy the regions, lowest first, to out[0..nr). */
 void region_map_export(const struct region_map *m, struct region *out);
 
-/* The first region with end > addr (nr if none). */
+/* The first position with end > addr (len if none). */
 size_t region_map_lower(const struct region_map *m, __u64 addr);
 /* The order position of the region holding addr, or -1. */
 long region_map_find(struct region_map *m, __u64 addr);

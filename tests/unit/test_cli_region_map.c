@@ -5,8 +5,9 @@
  * Random mmap/munmap/heap-grow/fault sequences over a small address
  * space (so that overlaps, cuts in two and exact hits are common), compared
  * after every step: the regions and their fault counts, the bytes each
- * operation reports, and what it retired. Also the branch-free search at every size
- * and position, and copy/clear.
+ * operation reports, and what it retired, and the order's own invariants
+ * (tombstones included) after every step. Also the branch-free search at
+ * every size and position, tombstones reused and compacted, and copy/clear.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -136,13 +137,47 @@ static void retire_cb(void *ctx, const struct region_map *m, size_t i)
 	t->faults += r.faults;
 }
 
+/*
+ * The order's invariants: sorted, starts[k] <= ends[k] <= starts[k + 1];
+ * a region is non-empty and its slot a pool entry of its own; a tombstone
+ * is empty, counts nothing; nr and nr_tomb count them; the pool's free
+ * list and its regions account for every pool entry used.
+ */
+static void assert_order(const struct region_map *m)
+{
+	size_t k, live = 0, tomb = 0;
+
+	assert_int_equal(m->len, m->nr + m->nr_tomb);
+	assert_true(!m->cap || m->lo + m->len <= m->cap);
+	assert_int_equal(m->pool_nr, m->nr + m->nr_freed);
+	for (k = 0; k < m->len; k++) {
+		assert_true(m->starts[k] <= m->ends[k]);
+		if (k + 1 < m->len)
+			assert_true(m->ends[k] <= m->starts[k + 1]);
+		if (region_map_live(m, k)) {
+			live++;
+			assert_true(m->starts[k] < m->ends[k]);
+			assert_true(m->slot[k] < m->pool_nr);
+			assert_int_equal(m->pool[m->slot[k]].start, m->starts[k]);
+			assert_int_equal(m->pool[m->slot[k]].end, m->ends[k]);
+		} else {
+			tomb++;
+			assert_int_equal(m->starts[k], m->ends[k]);
+			assert_int_equal(m->count[k].faults, 0);
+			assert_int_equal(m->count[k].major, 0);
+		}
+	}
+	assert_int_equal(live, m->nr);
+	assert_int_equal(tomb, m->nr_tomb);
+}
+
 static void assert_same(const struct region_map *m, struct naive *n)
 {
 	struct region got[MAXR];
-	size_t i;
+	size_t i, k = 0;
 
+	assert_order(m);
 	assert_int_equal(m->nr, n->nr);
-	assert_true(!m->cap || m->lo + m->nr <= m->cap);
 	qsort(n->r, n->nr, sizeof(n->r[0]), by_start);
 	region_map_export(m, got);
 	for (i = 0; i < n->nr; i++) {
@@ -152,8 +187,11 @@ static void assert_same(const struct region_map *m, struct naive *n)
 		assert_int_equal(got[i].major, n->r[i].major);
 		assert_int_equal(got[i].ino, n->r[i].ino);
 		assert_int_equal(got[i].heap, n->r[i].heap);
-		assert_int_equal(m->starts[i], n->r[i].start);
-		assert_int_equal(m->ends[i], n->r[i].end);
+		while (!region_map_live(m, k))
+			k++;
+		assert_int_equal(m->starts[k], n->r[i].start);
+		assert_int_equal(m->ends[k], n->r[i].end);
+		k++;
 	}
 }
 
@@ -167,7 +205,8 @@ static void test_random_against_naive(void **state)
 	static struct naive n;
 	struct region_map m;
 	struct retired t = { 0 };
-	unsigned int round, step;
+	unsigned int round, step, compactions = 0;
+	size_t most_tombs = 0, prev_tombs = 0;
 	__u64 ino = 1;
 
 	(void)state;
@@ -176,6 +215,7 @@ static void test_random_against_naive(void **state)
 		memset(&n, 0, sizeof(n));
 		t = (struct retired){ 0 };
 		region_map_init(&m);
+		prev_tombs = 0;
 		for (step = 0; step < 2000; step++) {
 			int op = rand() % 11;
 			__u64 a = rnd_page(), len = (1 + (__u64)(rand() % 24)) * PG;
@@ -202,10 +242,15 @@ static void test_random_against_naive(void **state)
 						 naive_grow(&n, a, a + len));
 			} else {
 				__u64 addr = a + (__u64)(rand() % 4096);
+				size_t k = m.len ? (size_t)rand() % m.len : 0;
 				bool major = rand() % 3 == 0;
-				long i = region_map_find(&m, addr);
-				size_t k;
 				bool inside = false;
+				long i;
+
+				/* ... or exactly at a tombstone */
+				if (m.len && !region_map_live(&m, k) && rand() % 2)
+					addr = m.starts[k];
+				i = region_map_find(&m, addr);
 
 				for (k = 0; k < n.nr; k++)
 					inside |= n.r[k].start <= addr && addr < n.r[k].end;
@@ -218,9 +263,17 @@ static void test_random_against_naive(void **state)
 			assert_same(&m, &n);
 			assert_int_equal(t.n, n.retired);
 			assert_int_equal(t.faults, n.retired_faults);
+			if (m.nr_tomb > most_tombs)
+				most_tombs = m.nr_tomb;
+			if (m.nr_tomb + 16 < prev_tombs)
+				compactions++;
+			prev_tombs = m.nr_tomb;
 		}
 		region_map_fini(&m);
 	}
+	/* The sequences did reach the tombstones' paths. */
+	assert_true(most_tombs > 16);
+	assert_true(compactions > 0);
 }
 
 /*
@@ -318,6 +371,7 @@ static void test_lower_every_size(void **state)
 			assert_int_equal(region_map_insert(&m, &r, NULL, NULL), 0);
 		}
 		assert_int_equal(m.nr, nr);
+		assert_int_equal(m.len, nr);
 		/* every page edge, one byte either side, and mid-page */
 		for (addr = 0; addr <= (3 * nr + 3) * PG; addr += PG / 2) {
 			__u64 at[3] = { addr, addr + 1, addr ? addr - 1 : 0 };
@@ -334,10 +388,77 @@ static void test_lower_every_size(void **state)
 	region_map_fini(&m);
 }
 
+/*
+ * munmap leaves a tombstone in place, an mmap there takes it back: neither
+ * moves a region of the order; a heap that grows over tombstones keeps the
+ * order sorted; a run of them is compacted once they outnumber the regions.
+ */
+static void test_tombstones(void **state)
+{
+	struct region_map m;
+	struct region r = { 0 };
+	size_t i;
+
+	(void)state;
+	region_map_init(&m);
+	for (i = 0; i < 10; i++) {	/* [2i + 1, 2i + 2) pages */
+		r.start = (2 * i + 1) * PG;
+		r.end = r.start + PG;
+		r.heap = i == 2;
+		assert_int_equal(region_map_insert(&m, &r, NULL, NULL), 0);
+	}
+	region_map_fault(&m, 11 * PG, true);
+	assert_int_equal(region_map_carve(&m, 11 * PG, 12 * PG, NULL, NULL), PG);
+	assert_order(&m);
+	assert_int_equal(m.nr, 9);
+	assert_int_equal(m.len, 10);
+	assert_int_equal(m.nr_tomb, 1);
+	assert_false(region_map_live(&m, 5));
+	assert_int_equal(m.starts[6], 13 * PG);	/* nothing moved */
+	assert_int_equal(region_map_find(&m, 11 * PG), -1);
+	/* Mapped again there: position 5 again, its counts start at 0. */
+	r.start = 11 * PG;
+	r.end = 12 * PG;
+	r.heap = false;
+	assert_int_equal(region_map_insert(&m, &r, NULL, NULL), 0);
+	assert_order(&m);
+	assert_int_equal(m.len, 10);
+	assert_int_equal(m.nr_tomb, 0);
+	assert_int_equal(region_map_find(&m, 11 * PG), 5);
+	assert_int_equal(m.count[5].faults, 0);
+	/* Tombstones at 7..9 pages, then the heap (5, 6 pages) grows to 12. */
+	assert_int_equal(region_map_carve(&m, 7 * PG, 10 * PG, NULL, NULL), 2 * PG);
+	assert_int_equal(m.nr_tomb, 2);
+	assert_int_equal(region_map_grow(&m, 6 * PG, 12 * PG, NULL, NULL), PG);
+	assert_order(&m);
+	assert_int_equal(region_map_find(&m, 11 * PG), 2);
+	assert_int_equal(m.ends[2], 12 * PG);
+	/* Past nr + 16 of them (59 > 41 + 16), the next change compacts. */
+	region_map_clear(&m);
+	for (i = 0; i < 100; i++) {
+		r.start = (2 * i + 1) * PG;
+		r.end = r.start + PG;
+		assert_int_equal(region_map_insert(&m, &r, NULL, NULL), 0);
+	}
+	for (i = 0; i < 59; i++)
+		assert_int_equal(region_map_carve(&m, (2 * i + 1) * PG,
+						  (2 * i + 2) * PG, NULL, NULL), PG);
+	assert_order(&m);
+	assert_int_equal(m.len, 100);
+	assert_int_equal(m.nr_tomb, 59);
+	assert_int_equal(region_map_carve(&m, 0, PG, NULL, NULL), 0);
+	assert_order(&m);
+	assert_int_equal(m.nr_tomb, 0);
+	assert_int_equal(m.len, 41);
+	assert_int_equal(region_map_find(&m, 119 * PG), 0);
+	region_map_fini(&m);
+}
+
 static void test_copy_clear(void **state)
 {
+	static struct region x[100], got[100];
 	struct region_map a, b;
-	struct region r = { .start = PG, .end = 3 * PG, .ino = 7 }, got;
+	struct region r = { .start = PG, .end = 3 * PG, .ino = 7 };
 	unsigned int i;
 
 	(void)state;
@@ -349,18 +470,20 @@ static void test_copy_clear(void **state)
 		r.ino = i;
 		assert_int_equal(region_map_insert(&a, &r, NULL, NULL), 0);
 	}
-	/* Holes in a's pool, so the copy must follow the order, not the pool. */
+	/*
+	 * Holes in a's pool and tombstones in its order, so the copy must
+	 * follow the order and skip them.
+	 */
 	assert_true(region_map_carve(&a, 0, 40 * PG, NULL, NULL) > 0);
+	assert_int_equal(a.nr_tomb, 20);
 	region_map_fault(&a, 51 * PG, false);
 	assert_int_equal(region_map_copy(&b, &a), 0);
+	assert_order(&b);
 	assert_int_equal(b.nr, a.nr);
-	for (i = 0; i < a.nr; i++) {
-		struct region x;
-
-		region_map_get(&a, i, &x);
-		region_map_get(&b, i, &got);
-		assert_memory_equal(&x, &got, sizeof(x));
-	}
+	assert_int_equal(b.nr_tomb, 0);
+	region_map_export(&a, x);
+	region_map_export(&b, got);
+	assert_memory_equal(x, got, a.nr * sizeof(x[0]));
 	/* Independent: a fault on the copy is not on the original. */
 	region_map_fault(&b, 53 * PG, true);
 	assert_int_equal(a.count[region_map_find(&a, 53 * PG)].faults, 0);
@@ -378,6 +501,7 @@ int main(void)
 		cmocka_unit_test(test_one_sided),
 		cmocka_unit_test(test_cut_in_two),
 		cmocka_unit_test(test_lower_every_size),
+		cmocka_unit_test(test_tombstones),
 		cmocka_unit_test(test_copy_clear),
 	};
 
