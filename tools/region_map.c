@@ -69,13 +69,21 @@ static int reserve(struct region_map *m, size_t extra)
 	size_t cap;
 	bool ok;
 
-	if (m->pool_nr + extra <= m->cap && m->len + extra <= m->cap)
+	/*
+	 * The order keeps a third of its buffers free (cap >= len + len / 2):
+	 * a re-centring in make_holes() then leaves at least len / 4 on
+	 * each side, so it comes at most once every len / 4 inserts at one
+	 * end, a few moves per insert. Full buffers would re-centre the
+	 * whole order every few inserts in a steady state of mmap and munmap.
+	 */
+	if (m->pool_nr + extra <= m->cap &&
+	    m->len + extra + m->len / 2 <= m->cap)
 		return 0;
 	starts = m->starts ? BUF(m, starts) : NULL;
 	ends = m->ends ? BUF(m, ends) : NULL;
 	count = m->count ? BUF(m, count) : NULL;
 	slot = m->slot ? BUF(m, slot) : NULL;
-	cap = (m->cap ? m->cap * 2 : 16) + extra;
+	cap = (m->cap ? m->cap * 2 : 16) + extra + m->len / 2;
 	ok = grow(&starts, cap, sizeof(*starts)) &&
 	     grow(&ends, cap, sizeof(*ends)) &&
 	     grow(&count, cap, sizeof(*count)) &&
@@ -97,9 +105,33 @@ static int reserve(struct region_map *m, size_t extra)
 	return 0;
 }
 
+/* One buffer position, from to to. */
+static void move_one(struct region_map *m, size_t to, size_t from)
+{
+	BUF(m, starts)[to] = BUF(m, starts)[from];
+	BUF(m, ends)[to] = BUF(m, ends)[from];
+	BUF(m, count)[to] = BUF(m, count)[from];
+	BUF(m, slot)[to] = BUF(m, slot)[from];
+}
+
 /* Buffer positions [from, from + n) move to [to, to + n). */
 static void move_buf(struct region_map *m, size_t to, size_t from, size_t n)
 {
+	size_t k;
+
+	/*
+	 * Most moves are of a region or two (mmap's new region goes in
+	 * just above the heap): four calls of memmove would cost more.
+	 */
+	if (n <= 4) {
+		if (to < from)
+			for (k = 0; k < n; k++)
+				move_one(m, to + k, from + k);
+		else
+			for (k = n; k-- > 0;)
+				move_one(m, to + k, from + k);
+		return;
+	}
 	memmove(BUF(m, starts) + to, BUF(m, starts) + from, n * sizeof(*m->starts));
 	memmove(BUF(m, ends) + to, BUF(m, ends) + from, n * sizeof(*m->ends));
 	memmove(BUF(m, count) + to, BUF(m, count) + from, n * sizeof(*m->count));
@@ -107,44 +139,31 @@ static void move_buf(struct region_map *m, size_t to, size_t from, size_t n)
 }
 
 /*
- * Order positions [i, j) become n holes at [i, i + n), the caller fills
- * them; n + len - (j - i) <= cap (reserved). Moves the shorter side: the
- * part before i, or the part from j on; when that side has no room, the
- * whole order is centred in its buffers first (cap at least doubles on
- * growth, so this is amortised).
+ * d holes at positions [i, i + d), the caller fills them; len + d <= cap
+ * (reserved). Moves the shorter side: the part before i, or the part from
+ * i on; when that side has no room, the whole order is centred in its
+ * buffers first (reserve() keeps a third of them free, so this is
+ * amortised).
  */
-static void make_holes(struct region_map *m, size_t i, size_t j, size_t n)
+static void make_holes(struct region_map *m, size_t i, size_t d)
 {
-	size_t before = i, after = m->len - j, lo = m->lo, d;
+	size_t before = i, after = m->len - i, lo = m->lo;
 
-	if (n == j - i)
-		return;
-	if (n < j - i) {		/* shrink by d: no room needed */
-		d = (j - i) - n;
-		if (before < after) {
-			move_buf(m, lo + d, lo, before);
-			set_lo(m, lo + d);
-		} else {
-			move_buf(m, lo + j - d, lo + j, after);
-		}
-	} else {			/* grow by d */
-		d = n - (j - i);
-		if (before < after ? lo < d : lo + m->len + d > m->cap) {
-			size_t mid = (m->cap - m->len - d) / 2;
+	if (before < after ? lo < d : lo + m->len + d > m->cap) {
+		size_t mid = (m->cap - m->len - d) / 2;
 
-			move_buf(m, mid, lo, m->len);
-			set_lo(m, mid);
-			lo = mid;
-		}
-		if (before < after && lo >= d) {
-			move_buf(m, lo - d, lo, before);
-			set_lo(m, lo - d);
-		} else {
-			/* centred leaves lo + len + d <= cap */
-			move_buf(m, lo + j + d, lo + j, after);
-		}
+		move_buf(m, mid, lo, m->len);
+		set_lo(m, mid);
+		lo = mid;
 	}
-	m->len = m->len - (j - i) + n;
+	if (before < after && lo >= d) {
+		move_buf(m, lo - d, lo, before);
+		set_lo(m, lo - d);
+	} else {
+		/* centred leaves lo + len + d <= cap */
+		move_buf(m, lo + i + d, lo + i, after);
+	}
+	m->len += d;
 }
 
 /* Position k becomes a tombstone at v (see region_map.h). */
@@ -267,7 +286,7 @@ void region_map_set_prot(struct region_map *m, __u64 start, __u64 end, __u32 pro
 			m->pool[m->slot[i]].prot = prot;
 }
 
-/* Put r at order position i (a hole of make_holes()), in a pool entry. */
+/* Put r at position i (a hole of make_holes(), or a tombstone). */
 static void place(struct region_map *m, size_t i, const struct region *r)
 {
 	__u32 s = m->nr_freed ? m->freed[--m->nr_freed] : (__u32)m->pool_nr++;
@@ -334,8 +353,8 @@ static long long carve_at(struct region_map *m, __u64 start, __u64 end,
 	}
 	n = (size_t)has_left + (size_t)has_right;
 	if (j - i < n) {
-		/* One region cut in two: one more position. */
-		make_holes(m, i, j, n);
+		/* One region cut in two: one more position, after it. */
+		make_holes(m, i + 1, 1);
 		place(m, i, &left);
 		place(m, i + 1, &right);
 		m->nr++;
@@ -396,7 +415,7 @@ long long region_map_insert(struct region_map *m, const struct region *r,
 		/* Right before one (at >= r->end): take its place. */
 		m->nr_tomb--;
 	} else {
-		make_holes(m, i, i, 1);
+		make_holes(m, i, 1);
 	}
 	place(m, i, r);
 	m->nr++;
