@@ -21,6 +21,14 @@
  * mutex, whose unlock/lock orders a buffer's contents with its handover
  * both ways. One handover per batch (a MiB), never per record.
  *
+ * Sharing. Nothing either side writes per record is on a line the other
+ * reads: each batch's descriptor has a cache line of its own, the producer
+ * fills its batch through a private cursor (fill) and writes the batch's
+ * len once, at the handover, and the consumer reads a batch's data and len
+ * once, when it takes it. (A len written per record on the line the
+ * consumer read per record made that line cross between the cores at
+ * every record: a third of both threads' time.)
+ *
  * Stopping. The consumer stops (fn's request or error) by setting stop;
  * the producer sees it when it next wants a buffer or while it waits for
  * one, and ends its for_each by returning 1 from its callback. The
@@ -39,7 +47,7 @@
 struct batch {
 	__u8 *data;
 	size_t len, cap;
-};
+} __attribute__((aligned(64)));
 
 struct rec_pipe {
 	pthread_mutex_t lock;
@@ -50,8 +58,10 @@ struct rec_pipe {
 	bool stop;			/* lock: the consumer gave up */
 	bool done;			/* lock: the producer has ended */
 	long result;			/* the producer's for_each, once done */
-	struct memmon_trace_reader *r;
-	struct batch *cur;		/* the producer's, being filled */
+	/* The producer's own, on a line of their own. */
+	struct memmon_trace_reader *r __attribute__((aligned(64)));
+	struct batch *cur;		/* being filled */
+	size_t fill;			/* cur's bytes so far */
 };
 
 /*
@@ -64,6 +74,7 @@ static bool next_batch(struct rec_pipe *p)
 
 	pthread_mutex_lock(&p->lock);
 	if (p->cur) {
+		p->cur->len = p->fill;
 		p->cur = NULL;
 		p->tail++;
 		pthread_cond_signal(&p->filled);
@@ -73,7 +84,7 @@ static bool next_batch(struct rec_pipe *p)
 	ok = !p->stop;
 	if (ok) {
 		p->cur = &p->b[p->tail % NR_BATCH];
-		p->cur->len = 0;
+		p->fill = 0;
 	}
 	pthread_mutex_unlock(&p->lock);
 	return ok;
@@ -85,12 +96,12 @@ static int copy_rec(void *ctx, const struct memmon_rec_header *rec)
 	struct rec_pipe *p = ctx;
 	struct batch *b = p->cur;
 
-	if (!b || (b->len && b->cap - b->len < rec->size)) {
+	if (!b || (p->fill && b->cap - p->fill < rec->size)) {
 		if (!next_batch(p))
 			return 1;
 		b = p->cur;
 	}
-	if (b->cap - b->len < rec->size) {
+	if (b->cap - p->fill < rec->size) {
 		/* Empty, and too small for this record: a batch of its own. */
 		__u8 *n = realloc(b->data, rec->size);
 
@@ -99,8 +110,8 @@ static int copy_rec(void *ctx, const struct memmon_rec_header *rec)
 		b->data = n;
 		b->cap = rec->size;
 	}
-	memcpy(b->data + b->len, rec, rec->size);
-	b->len += rec->size;
+	memcpy(b->data + p->fill, rec, rec->size);
+	p->fill += rec->size;
 	return 0;
 }
 
@@ -111,7 +122,8 @@ static void *producer(void *arg)
 
 	pthread_mutex_lock(&p->lock);
 	if (p->cur) {
-		if (p->cur->len)
+		p->cur->len = p->fill;
+		if (p->fill)
 			p->tail++;
 		p->cur = NULL;
 	}
@@ -126,18 +138,19 @@ static void *producer(void *arg)
 static int consume(const struct batch *b, memmon_record_fn fn, void *ctx,
 		   long *cnt)
 {
-	size_t off = 0;
+	const __u8 *data = b->data;
+	size_t off = 0, len = b->len;
 	int ret;
 
-	while (off < b->len) {
-		const struct memmon_rec_header *rec = (const void *)(b->data + off);
+	while (off < len) {
+		const struct memmon_rec_header *rec = (const void *)(data + off);
 
 		/*
 		 * The batch was written on the reader's core: ask for the
 		 * lines a few dozen records ahead (a hint; past the end is
 		 * harmless), the hardware's prefetch stops at 4 KiB pages.
 		 */
-		__builtin_prefetch(b->data + off + 2048);
+		__builtin_prefetch(data + off + 2048);
 		/* The reader checked the size against its chunk. */
 		off += rec->size;
 		++*cnt;
