@@ -70,6 +70,27 @@ static __always_inline u64 memmon_watchers_cached(struct task_struct *task)
 	return memmon_watchers_refresh(task, v, gen);
 }
 
+/*
+ * memmon_verdict_cached() - this CPU's verdict on @task, if it holds one.
+ *
+ * memmon_watchers_cached()'s test without its lookup: true, with the mask
+ * in *@mask, when the verdict is @task's process's in this generation;
+ * false (nothing stored) otherwise. Same context and pairing.
+ */
+static __always_inline bool memmon_verdict_cached(struct task_struct *task,
+						  u64 *mask)
+{
+	struct memmon_watch_verdict *v = this_cpu_ptr(&memmon_watch_verdict);
+	/* Pairs with memmon_watch_changed(): a new generation, a new table. */
+	unsigned long gen = smp_load_acquire(&memmon_watch_gen);
+
+	if (v->gen != gen ||
+	    v->pid != READ_ONCE(task->signal->pids[PIDTYPE_TGID]))
+		return false;
+	*mask = v->mask;
+	return true;
+}
+
 void memmon_watch_fork(struct task_struct *parent, struct task_struct *child,
 		       unsigned long clone_flags);
 void memmon_watch_exit(struct task_struct *task);
