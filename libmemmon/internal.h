@@ -92,10 +92,8 @@ LIBMM_HIDDEN int mm_merge_init(struct mm_merge *m, unsigned int cap);
 LIBMM_HIDDEN void mm_merge_fini(struct mm_merge *m);
 LIBMM_HIDDEN void mm_merge_reset(struct mm_merge *m);
 LIBMM_HIDDEN void mm_merge_push(struct mm_merge *m, const struct mm_merge_node *n);
-LIBMM_HIDDEN const struct mm_merge_node *mm_merge_top(struct mm_merge *m);
-LIBMM_HIDDEN void mm_merge_pop(struct mm_merge *m);
-LIBMM_HIDDEN void mm_merge_replace_top(struct mm_merge *m,
-				       const struct mm_merge_node *n);
+LIBMM_HIDDEN void mm_merge_build(struct mm_merge *m);
+/* mm_merge_top(), mm_merge_pop(), mm_merge_replace_top(): merge.h */
 
 /* ------------------------------------------------------------------ */
 /* Sessions and rings (session.c, ring.c). */

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include "internal.h"
+#include "merge.h"
 
 static bool is_pow2(__u64 v)
 {

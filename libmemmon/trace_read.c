@@ -27,6 +27,7 @@
 #include <jansson.h>
 #include <zstd.h>
 #include "internal.h"
+#include "merge.h"
 #include "trace_format.h"
 
 #define MTF_META_MAX	(16U << 20)

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include "test_lib_fake.h"
+#include "merge.h"
 
 #define RING (16 * 1024)
 #define MAXN 20000
