@@ -58,7 +58,7 @@ LIBMM_HIDDEN bool libmm_opts_valid(const void *opts, size_t user_sz,
 	(OPTS_HAS(opts, field) ? (opts)->field : (fallback))
 
 /* ------------------------------------------------------------------ */
-/* The k-way merge by time: a tournament (loser) tree (merge.c). */
+/* The k-way merge by time: a tournament (loser) tree (merge.c, merge.h). */
 
 /*
  * One node per source (a CPU's ring, or a CPU's chunks in a trace file):
