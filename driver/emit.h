@@ -30,7 +30,7 @@ DECLARE_STATIC_KEY_FALSE(memmon_active);
 u64 memmon_watchers(struct task_struct *task);
 
 /*
- * memmon_watchers_cached() - memmon_watchers(), remembered per CPU.
+ * Each CPU's last verdict: memmon_watchers(), remembered per CPU.
  *
  * The filters (hooks.c) ask on every hooked call of every task, and an
  * unwatched process asks the same question again and again. Each CPU keeps
@@ -55,27 +55,12 @@ struct memmon_watch_verdict {
 
 DECLARE_PER_CPU(struct memmon_watch_verdict, memmon_watch_verdict);
 extern unsigned long memmon_watch_gen;
-u64 memmon_watchers_refresh(struct task_struct *task,
-			    struct memmon_watch_verdict *v, unsigned long gen);
-
-static __always_inline u64 memmon_watchers_cached(struct task_struct *task)
-{
-	struct memmon_watch_verdict *v = this_cpu_ptr(&memmon_watch_verdict);
-	/* Pairs with memmon_watch_changed(): a new generation, a new table. */
-	unsigned long gen = smp_load_acquire(&memmon_watch_gen);
-
-	if (likely(v->gen == gen &&
-		   v->pid == READ_ONCE(task->signal->pids[PIDTYPE_TGID])))
-		return v->mask;
-	return memmon_watchers_refresh(task, v, gen);
-}
 
 /*
- * memmon_verdict_cached() - this CPU's verdict on @task, if it holds one.
- *
- * memmon_watchers_cached()'s test without its lookup: true, with the mask
- * in *@mask, when the verdict is @task's process's in this generation;
- * false (nothing stored) otherwise. Same context and pairing.
+ * memmon_verdict_cached() - this CPU's verdict on @task, if it holds one:
+ * true, with the mask in *@mask, when the verdict is @task's process's in
+ * this generation; false (nothing stored) otherwise, and the caller asks
+ * memmon_watchers_refresh().
  */
 static __always_inline bool memmon_verdict_cached(struct task_struct *task,
 						  u64 *mask)
@@ -90,6 +75,9 @@ static __always_inline bool memmon_verdict_cached(struct task_struct *task,
 	*mask = v->mask;
 	return true;
 }
+
+/* Look @task's process up, and keep the answer as this CPU's verdict. */
+u64 memmon_watchers_refresh(struct task_struct *task);
 
 void memmon_watch_fork(struct task_struct *parent, struct task_struct *child,
 		       unsigned long clone_flags);

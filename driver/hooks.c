@@ -159,21 +159,6 @@ static __always_inline unsigned int memmon_filter_slot(const struct memmon_filte
 }
 
 /*
- * The filter's ftrace callback (see "Gates" above).
- *
- * Context: ftrace callback, task context on a hooked function's fentry
- * site. The ops has no FTRACE_OPS_FL_RECURSION, and we take no recursion
- * lock either: this callback runs only on the fentry of the functions
- * the ops filters (syscall wrappers, handle_mm_fault()), and nothing it
- * calls - the watch lookup, the kretprobe's pre-handler, our entry
- * handlers (which read user memory only with page faults disabled) - can
- * enter one of those, in task, interrupt or NMI context. Preemption is
- * disabled for the per-CPU pass and for the pre-handler (rethook_try_get()
- * wants it). The slots are written before the ops is registered and
- * cleared after it is unregistered, which waits for every callback
- * (memmon_gates_disarm()).
- */
-/*
  * Everything but the common case: a verdict to look up (@sessions 0), or a
  * watched task (@sessions its watchers, from this CPU's verdict). Called
  * with preemption disabled by memmon_filter_func(); enables it.
@@ -189,7 +174,7 @@ static noinline void notrace memmon_filter_slow(unsigned long ip,
 	struct memmon_gate *g;
 
 	if (!sessions)
-		sessions = memmon_watchers_cached(current);
+		sessions = memmon_watchers_refresh(current);
 	if (likely(!sessions))
 		goto skip;
 	g = f->slot[memmon_filter_slot(f, ip)].gate;
@@ -212,6 +197,20 @@ out:
 }
 
 /*
+ * The filter's ftrace callback (see "Gates" above).
+ *
+ * Context: ftrace callback, task context on a hooked function's fentry
+ * site. The ops has no FTRACE_OPS_FL_RECURSION, and we take no recursion
+ * lock either: this callback runs only on the fentry of the functions
+ * the ops filters (syscall wrappers, handle_mm_fault()), and nothing it
+ * calls - the watch lookup, the kretprobe's pre-handler, our entry
+ * handlers (which read user memory only with page faults disabled) - can
+ * enter one of those, in task, interrupt or NMI context. Preemption is
+ * disabled for the per-CPU pass and for the pre-handler (rethook_try_get()
+ * wants it). The slots are written before the ops is registered and
+ * cleared after it is unregistered, which waits for every callback
+ * (memmon_gates_disarm()).
+ *
  * The common case, an unwatched task whose verdict this CPU holds, is
  * inline and calls nothing, so that it needs no stack frame of its own
  * (it ran every call of every task through three saved registers and

@@ -91,8 +91,8 @@ static atomic_long_t memmon_watch_fork_dropped = ATOMIC_LONG_INIT(0);
 
 /*
  * The table's generation: bumped by every change of it (lock held, release
- * after the change), read by memmon_watchers_cached() (emit.h) with
- * acquire before it looks anything up.
+ * after the change), read with acquire by memmon_verdict_cached() (emit.h)
+ * and by memmon_watchers_refresh() before it looks anything up.
  */
 unsigned long memmon_watch_gen;
 DEFINE_PER_CPU(struct memmon_watch_verdict, memmon_watch_verdict);
@@ -101,7 +101,8 @@ DEFINE_PER_CPU(struct memmon_watch_verdict, memmon_watch_verdict);
 static void memmon_watch_changed(void)
 {
 	/* Orders the change before the new generation: pairs with the
-	 * smp_load_acquire() in memmon_watchers_cached().
+	 * smp_load_acquire() in memmon_verdict_cached() and
+	 * memmon_watchers_refresh().
 	 */
 	smp_store_release(&memmon_watch_gen, memmon_watch_gen + 1);
 }
@@ -406,20 +407,21 @@ u64 memmon_watchers(struct task_struct *task)
 }
 
 /**
- * memmon_watchers_refresh() - memmon_watchers_cached()'s lookup.
+ * memmon_watchers_refresh() - look a task's process up for this CPU's verdict
  * @task: the task (current)
- * @v:    this CPU's verdict
- * @gen:  the generation read (acquire) before the lookup
  *
- * A change during the lookup bumps the generation past @gen, so what is
- * stored here is looked up again by the next call.
+ * The generation is read (acquire) before the lookup: a change during the
+ * lookup bumps it past what is stored here, so the next call looks up
+ * again.
  *
- * Context: as memmon_watchers_cached().
+ * Context: as memmon_verdict_cached() (emit.h).
  * Return: the mask of sessions watching @task's process.
  */
-u64 memmon_watchers_refresh(struct task_struct *task,
-			    struct memmon_watch_verdict *v, unsigned long gen)
+u64 memmon_watchers_refresh(struct task_struct *task)
 {
+	struct memmon_watch_verdict *v = this_cpu_ptr(&memmon_watch_verdict);
+	/* Pairs with memmon_watch_changed(). */
+	unsigned long gen = smp_load_acquire(&memmon_watch_gen);
 	const struct pid *pid = READ_ONCE(task->signal->pids[PIDTYPE_TGID]);
 	u64 mask = memmon_watchers_of(pid);
 

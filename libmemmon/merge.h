@@ -17,7 +17,7 @@
  * with the largest time can tie with it), goes after the record.
  */
 static inline bool mm_merge_before(const struct mm_merge *m, unsigned int a,
-			  unsigned int b)
+				   unsigned int b)
 {
 	__u64 ta = m->time[a], tb = m->time[b];
 
