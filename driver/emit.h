@@ -79,6 +79,36 @@ static __always_inline bool memmon_verdict_cached(struct task_struct *task,
 /* Look @task's process up, and keep the answer as this CPU's verdict. */
 u64 memmon_watchers_refresh(struct task_struct *task);
 
+/*
+ * Each CPU's quiet process: the tgid of the last process this CPU found
+ * unwatched, 0 for none (pid 0 is the idle task, never watched and never
+ * on a hooked path). The filters' common case is one compare against it,
+ * made without disabling preemption: it reads this CPU's copy in one
+ * instruction (a task that migrates after the read has been answered for
+ * what it is: unwatched, per the CPU it read).
+ *
+ * Unlike the verdict above it carries no generation: instead every change
+ * of the table clears every CPU's copy (memmon_watch_changed(), after the
+ * new generation, with a full barrier between), and the lookup that sets
+ * a copy reads the generation again after setting it (full barrier
+ * between) and clears the copy if it moved (memmon_watchers_refresh()).
+ * The two barriers pair: either the change's clear comes after the set, or
+ * the set sees the new generation and clears it itself.
+ *
+ * Keyed by tgid, a number that is reused: a process now running under a
+ * tgid this CPU once found quiet is a later one, born after that answer
+ * was taken; if it is watched, a change of the table (WATCH_ADD, or a
+ * followed fork) made it so after its birth, and that change cleared the
+ * answer.
+ */
+DECLARE_PER_CPU(pid_t, memmon_watch_quiet);
+
+/* Is @task's process this CPU's quiet one? Any context; preemptible. */
+static __always_inline bool memmon_watch_is_quiet(const struct task_struct *task)
+{
+	return this_cpu_read(memmon_watch_quiet) == task->tgid;
+}
+
 void memmon_watch_fork(struct task_struct *parent, struct task_struct *child,
 		       unsigned long clone_flags);
 void memmon_watch_exit(struct task_struct *task);

@@ -159,21 +159,25 @@ static __always_inline unsigned int memmon_filter_slot(const struct memmon_filte
 }
 
 /*
- * Everything but the common case: a verdict to look up (@sessions 0), or a
- * watched task (@sessions its watchers, from this CPU's verdict). Called
- * with preemption disabled by memmon_filter_func(); enables it.
+ * Everything but the common case: no session enabled (the hooks linger),
+ * a verdict to look up, or a watched task. The arguments are the
+ * callback's, in the same registers (__noclone: a clone without the unused
+ * parent_ip would have the callback move them first).
  */
-static noinline void notrace memmon_filter_slow(unsigned long ip,
-						u64 sessions,
-						struct ftrace_ops *op,
-						struct ftrace_regs *fregs)
+static noinline __noclone void notrace
+memmon_filter_slow(unsigned long ip, unsigned long parent_ip,
+		   struct ftrace_ops *op, struct ftrace_regs *fregs)
 {
 	struct memmon_filter *f = container_of(op, struct memmon_filter, ops);
 	struct pt_regs *regs = memmon_filter_regs(fregs);
 	struct memmon_gate_pass *pass;
 	struct memmon_gate *g;
+	u64 sessions;
 
-	if (!sessions)
+	preempt_disable_notrace();
+	if (!static_branch_unlikely(&memmon_active))
+		goto skip;
+	if (!memmon_verdict_cached(current, &sessions))
 		sessions = memmon_watchers_refresh(current);
 	if (likely(!sessions))
 		goto skip;
@@ -211,30 +215,26 @@ out:
  * cleared after it is unregistered, which waits for every callback
  * (memmon_gates_disarm()).
  *
- * The common case, an unwatched task whose verdict this CPU holds, is
- * inline and calls nothing, so that it needs no stack frame of its own
- * (it ran every call of every task through three saved registers and
- * their moves before: ~10 of its ~30 instructions, measured per fault);
- * the rest is memmon_filter_slow(), a tail call with the arguments in
- * the same registers (the verdict's mask in parent_ip's, which it does
- * not need) so that none moves, and a watched task is not looked up
- * twice.
+ * The common case, a task of this CPU's quiet process (emit.h,
+ * memmon_watch_quiet), is one compare and a count, each a single
+ * per-CPU instruction, so it needs neither a stack frame nor preemption
+ * disabled: five instructions and the return, where the verdict's test
+ * took 22 (measured per fault: the trampoline and this are all an
+ * unwatched task pays). It does not even test memmon_active: the quiet
+ * process is watched by no session, enabled or not. The rest is
+ * memmon_filter_slow(), a tail call with the arguments in the same
+ * registers.
  */
 static void notrace memmon_filter_func(unsigned long ip,
 				       unsigned long parent_ip,
 				       struct ftrace_ops *op,
 				       struct ftrace_regs *fregs)
 {
-	u64 sessions = 0;
-
-	preempt_disable_notrace();
-	if (likely(!static_branch_unlikely(&memmon_active) ||
-		   (memmon_verdict_cached(current, &sessions) && !sessions))) {
+	if (likely(memmon_watch_is_quiet(current))) {
 		this_cpu_inc(memmon_gate_skipped);
-		preempt_enable_notrace();
 		return;
 	}
-	memmon_filter_slow(ip, sessions, op, fregs);
+	memmon_filter_slow(ip, parent_ip, op, fregs);
 }
 
 /*

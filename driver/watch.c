@@ -96,15 +96,28 @@ static atomic_long_t memmon_watch_fork_dropped = ATOMIC_LONG_INIT(0);
  */
 unsigned long memmon_watch_gen;
 DEFINE_PER_CPU(struct memmon_watch_verdict, memmon_watch_verdict);
+DEFINE_PER_CPU(pid_t, memmon_watch_quiet);
 
-/* Lock held; after the change. */
+/*
+ * Lock held; after the change. A store per possible CPU: the changes are
+ * WATCH_ADD/REMOVE, a followed process's fork and a watched one's exit.
+ */
 static void memmon_watch_changed(void)
 {
+	int cpu;
+
 	/* Orders the change before the new generation: pairs with the
 	 * smp_load_acquire() in memmon_verdict_cached() and
 	 * memmon_watchers_refresh().
 	 */
 	smp_store_release(&memmon_watch_gen, memmon_watch_gen + 1);
+	/* The new generation before the clears: pairs with the smp_mb() in
+	 * memmon_watchers_refresh() between its set and its second read of
+	 * the generation (emit.h, memmon_watch_quiet).
+	 */
+	smp_mb();
+	for_each_possible_cpu(cpu)
+		WRITE_ONCE(per_cpu(memmon_watch_quiet, cpu), 0);
 }
 
 static struct hlist_head *memmon_watch_bucket(const struct pid *pid)
@@ -412,7 +425,8 @@ u64 memmon_watchers(struct task_struct *task)
  *
  * The generation is read (acquire) before the lookup: a change during the
  * lookup bumps it past what is stored here, so the next call looks up
- * again.
+ * again. An unwatched process also becomes this CPU's quiet one (emit.h,
+ * memmon_watch_quiet), unless the generation moved meanwhile.
  *
  * Context: as memmon_verdict_cached() (emit.h).
  * Return: the mask of sessions watching @task's process.
@@ -428,6 +442,13 @@ u64 memmon_watchers_refresh(struct task_struct *task)
 	v->pid = pid;
 	v->gen = gen;
 	v->mask = mask;
+	if (!mask) {
+		/* Quiet, unless the table changed meanwhile: see emit.h. */
+		this_cpu_write(memmon_watch_quiet, task->tgid);
+		smp_mb();	/* pairs with memmon_watch_changed() */
+		if (READ_ONCE(memmon_watch_gen) != gen)
+			this_cpu_write(memmon_watch_quiet, 0);
+	}
 	return mask;
 }
 

@@ -102,8 +102,8 @@ gate_keeps_out "the gate"
 # 3. The watched process's calls go through the gates to the kretprobes.
 watched_come_through ""
 
-# 3b. The filters keep each CPU's last verdict (memmon_watchers_cached(),
-# driver/emit.h), dropped by every change of the watch table: a process
+# 3b. The filters keep each CPU's last verdict and its quiet process
+# (driver/emit.h), dropped by every change of the watch table: a process
 # that has been faulting unwatched is recorded as soon as it is watched,
 # and no longer once it is not. Nothing else changes the table meanwhile
 # (churn, which forks, is gone; an idle process keeps the session on), and
