@@ -45,7 +45,8 @@ u64 memmon_watchers(struct task_struct *task);
  * watched does so by a change of the table.
  *
  * Context: task context, preemption disabled, not nested on this CPU
- * (only the filters' callbacks use it; nothing they call uses it).
+ * (only the filters' callbacks and the kretprobes' return handlers use it,
+ * hooks.h; neither runs inside the other, nor does anything they call).
  */
 struct memmon_watch_verdict {
 	const struct pid *pid;

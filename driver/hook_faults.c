@@ -308,7 +308,7 @@ static int memmon_fault_return(struct kretprobe_instance *ri, struct pt_regs *re
 	u64 sessions, now;
 	pte_t *ptep;
 
-	sessions = memmon_hook_sessions(current, MEMMON_EV_FAULT, 0);
+	sessions = memmon_hook_sessions_current(MEMMON_EV_FAULT, 0);
 	if (!sessions)
 		return 0;
 	now = memmon_now();

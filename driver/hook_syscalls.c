@@ -455,7 +455,7 @@ static int memmon_sys_return(struct kretprobe_instance *ri, struct pt_regs *regs
 	u64 sessions, now;
 
 	/* Re-evaluated: a session may have stopped watching meanwhile. */
-	sessions = memmon_hook_sessions(current, MEMMON_EV_SYSCALL, h->sys);
+	sessions = memmon_hook_sessions_current(MEMMON_EV_SYSCALL, h->sys);
 	if (!sessions)
 		return 0;
 

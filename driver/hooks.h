@@ -62,6 +62,35 @@ static __always_inline u64 memmon_hook_sessions(struct task_struct *task,
 }
 
 /*
+ * memmon_hook_sessions_current() - memmon_hook_sessions() for current, from
+ * a kretprobe's return handler: this CPU's verdict (emit.h) answers when it
+ * is current's process's in this generation of the watch table, as it
+ * nearly always is for a watched task (its entry was filtered moments ago,
+ * on this CPU unless it migrated); otherwise one lookup, kept as the
+ * verdict. An unchanged generation means an unchanged table: a closed
+ * session leaves the table (a new generation) before its id can be reused,
+ * and the caller's section (preemption disabled) holds off that reuse
+ * until it has emitted.
+ *
+ * Context: the rethook trampoline handler: task context, preemption
+ * disabled, nested in no filter callback on this CPU (emit.h's rule for
+ * the verdict).
+ */
+static __always_inline u64 memmon_hook_sessions_current(enum memmon_event ev,
+							unsigned int sys)
+{
+	u64 sessions;
+
+	if (!static_branch_unlikely(&memmon_active))
+		return 0;
+	if (!memmon_verdict_cached(current, &sessions))
+		sessions = memmon_watchers_refresh(current);
+	if (likely(!sessions))
+		return 0;
+	return memmon_want(sessions, ev, sys);
+}
+
+/*
  * memmon_emit_rec() - memmon_emit() a record built as its uapi struct
  * (@rec, @size bytes) on the stack: the transport fills the header, the
  * body is what follows it.
