@@ -303,7 +303,10 @@ static int memmon_fault_return(struct kretprobe_instance *ri, struct pt_regs *re
 	const struct memmon_fault_call *call = (const void *)ri->data;
 	vm_fault_t ret = (__force vm_fault_t)regs_return_value(regs);
 	enum memmon_pte_state state = MEMMON_PTE_NONE;
-	struct memmon_rec_fault rec;
+	/* memset() below, once wanted: not also zeroed at entry by
+	 * CONFIG_INIT_STACK_ALL_ZERO (Debian's), on every return.
+	 */
+	struct memmon_rec_fault rec __uninitialized;
 	unsigned long pfn = 0;
 	u64 sessions, now;
 	pte_t *ptep;

@@ -451,7 +451,8 @@ static int memmon_sys_return(struct kretprobe_instance *ri, struct pt_regs *regs
 {
 	const struct memmon_sys_hook *h = memmon_sys_hook_of(ri);
 	const struct memmon_sys_call *call = (const void *)ri->data;
-	struct memmon_rec_syscall rec;
+	/* memset() below, once wanted (see memmon_fault_return()). */
+	struct memmon_rec_syscall rec __uninitialized;
 	u64 sessions, now;
 
 	/* Re-evaluated: a session may have stopped watching meanwhile. */
