@@ -115,7 +115,47 @@ void memmon_watch_fork(struct task_struct *parent, struct task_struct *child,
 void memmon_watch_exit(struct task_struct *task);
 
 /* session.c */
-u64 memmon_want(u64 sessions, enum memmon_event ev, unsigned int sys);
+
+/*
+ * What producers read, written (WRITE_ONCE, session.c's lock) only when a
+ * session is enabled, disabled or changes its events:
+ *  @enabled: bit n: session n is enabled
+ *  @ev[e]:   bit n: session n is enabled and records event e
+ *  @sys[c]:  bit n: session n is enabled and records syscall c
+ */
+struct memmon_masks {
+	u64 enabled;
+	u64 ev[MEMMON_EV__COUNT];
+	u64 sys[MEMMON_SYS__COUNT];
+};
+
+extern struct memmon_masks memmon_masks;
+
+/**
+ * memmon_want() - which of some sessions record an event
+ * @sessions: candidate sessions (from memmon_watchers())
+ * @ev: the event class
+ * @sys: for MEMMON_EV_SYSCALL, the enum memmon_sys of the call; else ignored
+ *
+ * Inline: every watched event asks, at entry and at return.
+ *
+ * Context: any, including NMI; reads two words. The result is a snapshot,
+ * meaningful inside the caller's RCU read-side critical section (see
+ * memmon_watchers()).
+ * Return: the subset of @sessions that are enabled and want @ev (and @sys).
+ */
+static __always_inline u64 memmon_want(u64 sessions, enum memmon_event ev,
+				       unsigned int sys)
+{
+	if ((unsigned int)ev >= MEMMON_EV__COUNT)
+		return 0;
+	sessions &= READ_ONCE(memmon_masks.ev[ev]);
+	if (ev == MEMMON_EV_SYSCALL)
+		sessions &= sys < MEMMON_SYS__COUNT ?
+			    READ_ONCE(memmon_masks.sys[sys]) : 0;
+	return sessions;
+}
+
 void memmon_emit(u64 sessions, struct task_struct *task, u16 type,
 		 const void *body, u32 body_len,
 		 const void *tail, u32 tail_len, u64 time_ns);

@@ -92,18 +92,8 @@ static struct memmon_session __rcu *memmon_sessions[MEMMON_MAX_SESSIONS];
 static u64 memmon_session_ids;
 static unsigned int memmon_nr_enabled;
 
-/*
- * What producers read, on one cache line of its own, written only when a
- * session is enabled, disabled or changes its events:
- *  @enabled: bit n: session n is enabled
- *  @ev[e]:   bit n: session n is enabled and records event e
- *  @sys[c]:  bit n: session n is enabled and records syscall c
- */
-static struct {
-	u64 enabled;
-	u64 ev[MEMMON_EV__COUNT];
-	u64 sys[MEMMON_SYS__COUNT];
-} memmon_masks __read_mostly ____cacheline_aligned;
+/* What producers read (emit.h), on one cache line of its own. */
+struct memmon_masks memmon_masks __read_mostly ____cacheline_aligned;
 
 /* ptrace_may_access() is not exported: resolved once, see memmon_may_watch(). */
 typedef bool (*memmon_ptrace_may_access_t)(struct task_struct *task,
@@ -117,28 +107,6 @@ static u64 memmon_ring_size_min(void)
 /* ---------------------------------------------------------------------
  * The event path
  */
-
-/**
- * memmon_want() - which of some sessions record an event
- * @sessions: candidate sessions (from memmon_watchers())
- * @ev: the event class
- * @sys: for MEMMON_EV_SYSCALL, the enum memmon_sys of the call; else ignored
- *
- * Context: any, including NMI; reads two words. The result is a snapshot,
- * meaningful inside the caller's RCU read-side critical section (see
- * memmon_watchers()).
- * Return: the subset of @sessions that are enabled and want @ev (and @sys).
- */
-u64 memmon_want(u64 sessions, enum memmon_event ev, unsigned int sys)
-{
-	if ((unsigned int)ev >= MEMMON_EV__COUNT)
-		return 0;
-	sessions &= READ_ONCE(memmon_masks.ev[ev]);
-	if (ev == MEMMON_EV_SYSCALL)
-		sessions &= sys < MEMMON_SYS__COUNT ?
-			    READ_ONCE(memmon_masks.sys[sys]) : 0;
-	return sessions;
-}
 
 /*
  * The rings, if they exist yet: NULL, or rings whose initialisation is
