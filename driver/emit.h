@@ -88,13 +88,14 @@ u64 memmon_watchers_refresh(struct task_struct *task);
  * instruction (a task that migrates after the read has been answered for
  * what it is: unwatched, per the CPU it read).
  *
- * Unlike the verdict above it carries no generation: instead every change
- * of the table clears every CPU's copy (memmon_watch_changed(), after the
- * new generation, with a full barrier between), and the lookup that sets
- * a copy reads the generation again after setting it (full barrier
- * between) and clears the copy if it moved (memmon_watchers_refresh()).
- * The two barriers pair: either the change's clear comes after the set, or
- * the set sees the new generation and clears it itself.
+ * Unlike the verdict above it carries no generation: instead a locked
+ * section that changed the table clears every CPU's copy before it
+ * unlocks (memmon_watch_unlock(), after the section's new generations,
+ * with a full barrier between), and the lookup that sets a copy reads the
+ * generation again after setting it (full barrier between) and clears the
+ * copy if it moved (memmon_watchers_refresh()). The two barriers pair (the
+ * memory model's "R" pattern): either the clear comes after the set, or
+ * the set sees a new generation and clears it itself.
  *
  * Keyed by tgid, a number that is reused: a process now running under a
  * tgid this CPU once found quiet is a later one, born after that answer

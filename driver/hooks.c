@@ -209,7 +209,9 @@ out:
  * the ops filters (syscall wrappers, handle_mm_fault()), and nothing it
  * calls - the watch lookup, the kretprobe's pre-handler, our entry
  * handlers (which read user memory only with page faults disabled) - can
- * enter one of those, in task, interrupt or NMI context. Preemption is
+ * enter one of those, in task, interrupt or NMI context. (What it calls
+ * is not notrace throughout - memmon_watchers_refresh() is traceable -
+ * but another ops tracing it runs in its own callback, not this one.) Preemption is
  * disabled for the per-CPU pass and for the pre-handler (rethook_try_get()
  * wants it). The slots are written before the ops is registered and
  * cleared after it is unregistered, which waits for every callback

@@ -67,10 +67,11 @@ static __always_inline u64 memmon_hook_sessions(struct task_struct *task,
  * is current's process's in this generation of the watch table, as it
  * nearly always is for a watched task (its entry was filtered moments ago,
  * on this CPU unless it migrated); otherwise one lookup, kept as the
- * verdict. An unchanged generation means an unchanged table: a closed
- * session leaves the table (a new generation) before its id can be reused,
- * and the caller's section (preemption disabled) holds off that reuse
- * until it has emitted.
+ * verdict. An unchanged generation means an unchanged table: every change
+ * of it bumps the generation (watch.c), including a closed session's bits
+ * leaving every entry, which happens before a grace period that the
+ * session's id waits for before reuse; the caller's section (preemption
+ * disabled) holds that grace period off until it has emitted.
  *
  * Context: the rethook trampoline handler: task context, preemption
  * disabled, nested in no filter callback on this CPU (emit.h's rule for

@@ -99,25 +99,47 @@ DEFINE_PER_CPU(struct memmon_watch_verdict, memmon_watch_verdict);
 DEFINE_PER_CPU(pid_t, memmon_watch_quiet);
 
 /*
- * Lock held; after the change. A store per possible CPU: the changes are
- * WATCH_ADD/REMOVE, a followed process's fork and a watched one's exit.
+ * Every CPU's quiet process (emit.h) is to be cleared before the lock is
+ * released: memmon_watch_changed() bumped the generation. Lock held.
  */
+static bool memmon_watch_quiet_stale;
+
+/* Lock held; after the change. */
 static void memmon_watch_changed(void)
 {
-	int cpu;
-
 	/* Orders the change before the new generation: pairs with the
 	 * smp_load_acquire() in memmon_verdict_cached() and
 	 * memmon_watchers_refresh().
 	 */
 	smp_store_release(&memmon_watch_gen, memmon_watch_gen + 1);
-	/* The new generation before the clears: pairs with the smp_mb() in
-	 * memmon_watchers_refresh() between its set and its second read of
-	 * the generation (emit.h, memmon_watch_quiet).
-	 */
-	smp_mb();
-	for_each_possible_cpu(cpu)
-		WRITE_ONCE(per_cpu(memmon_watch_quiet, cpu), 0);
+	memmon_watch_quiet_stale = true;
+}
+
+/*
+ * Release memmon_watch_lock, first clearing every CPU's quiet process if
+ * the table changed: once per locked section, not per change (closing a
+ * session that follows children may drop thousands of entries at once),
+ * a store per possible CPU.
+ */
+static void memmon_watch_unlock(void)
+	__releases(&memmon_watch_lock)
+{
+	int cpu;
+
+	if (memmon_watch_quiet_stale) {
+		memmon_watch_quiet_stale = false;
+		/* Every new generation of this section before the clears:
+		 * pairs with the smp_mb() in memmon_watchers_refresh()
+		 * between its set and its second read of the generation
+		 * (emit.h, memmon_watch_quiet). A refresher that read a
+		 * generation older than this section's first bump either
+		 * sees a newer one then, or is cleared here.
+		 */
+		smp_mb();
+		for_each_possible_cpu(cpu)
+			WRITE_ONCE(per_cpu(memmon_watch_quiet, cpu), 0);
+	}
+	raw_spin_unlock(&memmon_watch_lock);
 }
 
 static struct hlist_head *memmon_watch_bucket(const struct pid *pid)
@@ -288,7 +310,7 @@ int memmon_watch_add(unsigned int id, struct task_struct *task, bool follow)
 	memmon_watch_changed();
 	memmon_watch_count[id]++;
 out_unlock:
-	raw_spin_unlock(&memmon_watch_lock);
+	memmon_watch_unlock();
 	kfree(new);
 	return err;
 }
@@ -312,7 +334,7 @@ int memmon_watch_del(unsigned int id, struct pid *pid)
 		__memmon_watch_clear(e, BIT_ULL(id));
 	else
 		err = -ENOENT;
-	raw_spin_unlock(&memmon_watch_lock);
+	memmon_watch_unlock();
 	return err;
 }
 
@@ -352,7 +374,7 @@ u32 memmon_watch_list(unsigned int id, struct pid_namespace *ns,
 			n++;
 		}
 	}
-	raw_spin_unlock(&memmon_watch_lock);
+	memmon_watch_unlock();
 	return n;
 }
 
@@ -379,7 +401,7 @@ void memmon_watch_remove_session(unsigned int id)
 			if (e->sessions & BIT_ULL(id))
 				__memmon_watch_clear(e, BIT_ULL(id));
 	memmon_watch_count[id] = 0;
-	raw_spin_unlock(&memmon_watch_lock);
+	memmon_watch_unlock();
 }
 
 /* memmon_watchers() of the process whose thread-group pid is @pid. */
@@ -442,7 +464,10 @@ u64 memmon_watchers_refresh(struct task_struct *task)
 	v->pid = pid;
 	v->gen = gen;
 	v->mask = mask;
-	if (!mask) {
+	/* pid is NULL only at the very end of the process's exit, when its
+	 * tgid may be another's already: never quiet for that.
+	 */
+	if (!mask && pid) {
 		/* Quiet, unless the table changed meanwhile: see emit.h. */
 		this_cpu_write(memmon_watch_quiet, task->tgid);
 		smp_mb();	/* pairs with memmon_watch_changed() */
@@ -528,7 +553,7 @@ void memmon_watch_fork(struct task_struct *parent, struct task_struct *child,
 	for (m = add; m; m &= m - 1)
 		memmon_watch_count[__ffs64(m)]++;
 out_unlock:
-	raw_spin_unlock(&memmon_watch_lock);
+	memmon_watch_unlock();
 	kfree(new);
 }
 
@@ -593,7 +618,7 @@ void memmon_watch_exit(struct task_struct *task)
 	e = __memmon_watch_find(pid);
 	if (e)
 		__memmon_watch_clear(e, U64_MAX);
-	raw_spin_unlock(&memmon_watch_lock);
+	memmon_watch_unlock();
 }
 
 /**
@@ -631,7 +656,7 @@ void memmon_watch_cleanup(void)
 	for (b = 0; b < ARRAY_SIZE(memmon_watch_hash); b++)
 		hlist_for_each_entry_safe(e, tmp, &memmon_watch_hash[b], node)
 			__memmon_watch_clear(e, U64_MAX);
-	raw_spin_unlock(&memmon_watch_lock);
+	memmon_watch_unlock();
 	rcu_barrier();
 	if (atomic_long_read(&memmon_watch_fork_dropped))
 		pr_info("%ld children were not followed (no memory or max_watch)\n",
