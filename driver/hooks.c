@@ -211,16 +211,16 @@ out:
  * handlers (which read user memory only with page faults disabled) - can
  * enter one of those, in task, interrupt or NMI context. (What it calls
  * is not notrace throughout - memmon_watchers_refresh() is traceable -
- * but another ops tracing it runs in its own callback, not this one.) Preemption is
- * disabled for the per-CPU pass and for the pre-handler (rethook_try_get()
- * wants it). The slots are written before the ops is registered and
+ * but another ops tracing it runs in its own callback, not this one.)
+ * Preemption is disabled for the per-CPU pass and for the pre-handler
+ * (rethook_try_get() wants it). The slots are written before the ops is registered and
  * cleared after it is unregistered, which waits for every callback
  * (memmon_gates_disarm()).
  *
  * The common case, a task of this CPU's quiet process (emit.h,
  * memmon_watch_quiet), is one compare and a count, each a single
  * per-CPU instruction, so it needs neither a stack frame nor preemption
- * disabled: five instructions and the return, where the verdict's test
+ * disabled: seven instructions with the return, where the verdict's test
  * took 22 (measured per fault: the trampoline and this are all an
  * unwatched task pays). It does not even test memmon_active: the quiet
  * process is watched by no session, enabled or not. The rest is

@@ -109,7 +109,8 @@ static void memmon_watch_changed(void)
 {
 	/* Orders the change before the new generation: pairs with the
 	 * smp_load_acquire() in memmon_verdict_cached() and
-	 * memmon_watchers_refresh().
+	 * memmon_watchers_refresh(). The quiet copies are cleared by
+	 * memmon_watch_unlock().
 	 */
 	smp_store_release(&memmon_watch_gen, memmon_watch_gen + 1);
 	memmon_watch_quiet_stale = true;
@@ -470,7 +471,7 @@ u64 memmon_watchers_refresh(struct task_struct *task)
 	if (!mask && pid) {
 		/* Quiet, unless the table changed meanwhile: see emit.h. */
 		this_cpu_write(memmon_watch_quiet, task->tgid);
-		smp_mb();	/* pairs with memmon_watch_changed() */
+		smp_mb();	/* pairs with memmon_watch_unlock() */
 		if (READ_ONCE(memmon_watch_gen) != gen)
 			this_cpu_write(memmon_watch_quiet, 0);
 	}
