@@ -81,6 +81,20 @@ static __always_inline bool memmon_verdict_cached(struct task_struct *task,
 u64 memmon_watchers_refresh(struct task_struct *task);
 
 /*
+ * memmon_watchers() of @task by way of this CPU's verdict: the verdict if
+ * it holds one for @task, else a lookup that becomes the verdict.
+ * Context: as memmon_verdict_cached().
+ */
+static __always_inline u64 memmon_watchers_cpu(struct task_struct *task)
+{
+	u64 mask;
+
+	if (memmon_verdict_cached(task, &mask))
+		return mask;
+	return memmon_watchers_refresh(task);
+}
+
+/*
  * Each CPU's quiet process: the tgid of the last process this CPU found
  * unwatched, 0 for none (pid 0 is the idle task, never watched and never
  * on a hooked path). The filters' common case is one compare against it,

@@ -177,8 +177,7 @@ memmon_filter_slow(unsigned long ip, unsigned long parent_ip,
 	preempt_disable_notrace();
 	if (!static_branch_unlikely(&memmon_active))
 		goto skip;
-	if (!memmon_verdict_cached(current, &sessions))
-		sessions = memmon_watchers_refresh(current);
+	sessions = memmon_watchers_cpu(current);
 	if (likely(!sessions))
 		goto skip;
 	g = f->slot[memmon_filter_slot(f, ip)].gate;

@@ -84,8 +84,7 @@ static __always_inline u64 memmon_hook_sessions_current(enum memmon_event ev,
 
 	if (!static_branch_unlikely(&memmon_active))
 		return 0;
-	if (!memmon_verdict_cached(current, &sessions))
-		sessions = memmon_watchers_refresh(current);
+	sessions = memmon_watchers_cpu(current);
 	if (likely(!sessions))
 		return 0;
 	return memmon_want(sessions, ev, sys);
