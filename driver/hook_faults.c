@@ -16,22 +16,33 @@
  * Every caller goes through handle_mm_fault(): the x86 fault handler for
  * user-mode faults and for kernel-mode faults on user addresses
  * (copy_to_user and friends), and GUP (mlock, MAP_POPULATE,
- * process_vm_readv, execve's argument copy...). So a kretprobe on
+ * process_vm_readv, execve's argument copy...). So a hook on both ends of
  * handle_mm_fault() that applies the same rule to (ret, flags), and
  * attributes the record to current, gives records whose HANDLED ones count
  * exactly what getrusage counts: result == MEMMON_FRES_HANDLED exactly
  * when counted, MEMMON_FAULTF_MAJOR exactly when counted major. A fault
  * that returned VM_FAULT_RETRY gets its own record (result RETRY); its
  * retry is another call, with FAULT_FLAG_TRIED, hence major, exactly as the
- * kernel counts it. The kretprobe is unload-safe for the same reasons as
- * the syscall hooks (hook_syscalls.c): major faults sleep, uffd faults may
- * sleep forever, and detach must not wait for them.
+ * kernel counts it.
  *
  * handle_mm_fault() is the hottest function we hook: every fault of every
- * task passes there while a session is enabled. The kretprobe is
- * registered disabled and fired by hooks.c's ftrace filter for watched
- * tasks only (or, with hook_kprobes=1, armed behind a kprobe gate): see
- * "Gates" in hooks.c. /proc/memmon/stats says which (fault_hook).
+ * task passes there while a session is enabled. Two ways (hook_faults.h,
+ * /proc/memmon/stats' fault_hook says which):
+ *
+ *   direct     (default) fault_tramp.c's trampoline, called by the
+ *              function's fentry site: the cheapest for both the unwatched
+ *              (a call and one compare) and the watched. Its frame is
+ *              module text on the stack of a watched fault, which may sleep
+ *              (major faults) or sleep for ever (uffd): while one does
+ *              after the hooks went, the module holds itself (rmmod says
+ *              "in use"); fault_tramp.c has the rules.
+ *   ftrace     hook_fault_direct=0, or where the trampoline cannot be had
+ *   kprobe     (no direct calls in the kernel; another direct call or a
+ *              livepatch on the function): a kretprobe registered disabled
+ *              and fired by hooks.c's ftrace filter for watched tasks only
+ *              (or, with hook_kprobes=1, armed behind a kprobe gate: see
+ *              "Gates" in hooks.c). It is unload-safe for the same reasons
+ *              as the syscall hooks (hook_syscalls.c): detach never waits.
  *
  * Faults that never reach handle_mm_fault() - no VMA, or an access the VMA
  * does not allow - are not counted by the kernel; we still record them
@@ -72,6 +83,7 @@
  */
 #include "memmon.h"
 #include "hooks.h"
+#include "hook_faults.h"
 
 #include <linux/hugetlb.h>
 #include <linux/kprobes.h>
@@ -85,13 +97,23 @@
 #include <linux/uaccess.h>
 #include <asm/traps.h>
 
+static bool hook_fault_direct = true;
+/* The trampoline is the cheap way (fault_tramp.c); the kretprobe is kept for
+ * kernels without direct calls, and for sharing the site with another
+ * direct call (a BPF fentry program on handle_mm_fault()).
+ */
+module_param(hook_fault_direct, bool, 0644);
+MODULE_PARM_DESC(hook_fault_direct,
+		 "Hook handle_mm_fault() with memmon's direct-call trampoline (0: a kretprobe; read at attach)");
+
 static int fault_inflight = 1024;
-/* Each watched task inside handle_mm_fault() holds one instance; only major
- * faults and lock waits keep it long. 1024 costs ~128 KiB while attached.
+/* With the kretprobe, each watched task inside handle_mm_fault() holds one
+ * instance; only major faults and lock waits keep it long. 1024 costs
+ * ~128 KiB while attached. The trampoline has no such limit.
  */
 module_param(fault_inflight, int, 0444);
 MODULE_PARM_DESC(fault_inflight,
-		 "Page faults that can be traced at once, system-wide (kretprobe maxactive, 64..65536)");
+		 "Page faults that can be traced at once, system-wide, when hooked by the kretprobe (its maxactive, 64..65536)");
 
 /* What the PTE of the faulting address held. */
 enum memmon_pte_state {
@@ -99,21 +121,6 @@ enum memmon_pte_state {
 	MEMMON_PTE_PRESENT,	/* mapped: pfn valid (PROT_NONE/NUMA too) */
 	MEMMON_PTE_SWAP,	/* a swap entry */
 	MEMMON_PTE_OTHER,	/* migration, hwpoison, device entry */
-};
-
-/* What the entry handler leaves for the return handler (kretprobe data). */
-struct memmon_fault_call {
-	u64 start_ns;
-	unsigned long addr;
-	unsigned long ip;
-	unsigned long old_pfn;
-	pte_t *ptep;		/* the PTE's slot, if the entry found one */
-	struct mm_struct *mm;	/* vma->vm_mm: pinned by the caller */
-	struct pt_regs *fregs;	/* the fault's registers; NULL for GUP */
-	unsigned int fflags;	/* FAULT_FLAG_* */
-	u32 access;		/* MEMMON_FAULT_* */
-	u32 fclass;		/* enum memmon_fault_class */
-	u8 old_state;		/* enum memmon_pte_state */
 };
 
 /*
@@ -136,6 +143,8 @@ static DEFINE_PER_CPU(struct memmon_segv_note, memmon_segv_note);
  */
 static struct kretprobe *memmon_fault_krp;
 static struct memmon_gate memmon_fault_gate;
+static bool memmon_fault_direct;	/* through fault_tramp.c instead */
+static bool memmon_fault_attached;
 static struct memmon_filter memmon_fault_filter;
 static struct kprobe *memmon_badarea_kp;	/* [0] nosemaphore, [1] access_error */
 static unsigned long memmon_fault_missed_total;
@@ -221,8 +230,12 @@ static u32 memmon_fault_class(struct vm_area_struct *vma,
 		return MEMMON_FCLASS_SWAP;
 	if (vma->vm_flags & (VM_PFNMAP | VM_IO))
 		return MEMMON_FCLASS_OTHER;
+	/* Not VM_MIXEDMAP: a driver's pfns without a struct page. The ANON
+	 * class promises memmon_fault_end() a struct page behind a present PTE.
+	 */
 	if (vma_is_anonymous(vma))
-		return MEMMON_FCLASS_ANON;
+		return vma->vm_flags & VM_MIXEDMAP ? MEMMON_FCLASS_OTHER :
+						     MEMMON_FCLASS_ANON;
 	if (is_vm_hugetlb_page(vma))
 		return MEMMON_FCLASS_SHMEM;
 	if (vma->vm_file) {
@@ -257,22 +270,17 @@ static unsigned long memmon_user_ip(void)
 }
 
 /*
- * Entry of handle_mm_fault(vma, address, flags, regs).
- * Returns 0 to hook the return, 1 when no session wants this fault.
- * Context: the kretprobe's pre-handler (called by the filter or by kprobes),
- * preemption disabled, task context, mmap_lock held by the caller.
+ * The entry half: what is known before handle_mm_fault(vma, addr, flags,
+ * fregs) runs, into @call.
+ * Context: preemption disabled, task context, mmap_lock held by the caller
+ * (for reading at least); the fault's task is current.
  */
-static int memmon_fault_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+static __always_inline void memmon_fault_begin(struct memmon_fault_call *call,
+					       struct vm_area_struct *vma,
+					       unsigned long addr,
+					       unsigned int flags,
+					       struct pt_regs *fregs)
 {
-	struct memmon_fault_call *call = (void *)ri->data;
-	struct vm_area_struct *vma = (struct vm_area_struct *)regs->di;
-	unsigned long addr = regs->si;
-	unsigned int flags = regs->dx;
-	struct pt_regs *fregs = (struct pt_regs *)regs->cx;
-
-	if (!memmon_gate_take(current, MEMMON_EV_FAULT, 0))
-		return 1;
-
 	call->addr = addr;
 	call->fflags = flags;
 	call->fregs = fregs;
@@ -290,18 +298,18 @@ static int memmon_fault_entry(struct kretprobe_instance *ri, struct pt_regs *reg
 					  &call->ptep);
 	call->fclass = memmon_fault_class(vma, call->old_state);
 	call->start_ns = memmon_now();
-	return 0;
 }
 
 /*
- * Return of handle_mm_fault() whose entry was recorded.
- * Context: the rethook trampoline handler, preemption disabled, the same
- * task; mmap_lock still held unless ret has RETRY or COMPLETED.
+ * The return half: handle_mm_fault() returned @ret for the call @call
+ * describes; record it for the sessions that still want it.
+ * Context: preemption disabled, the same task as the entry; mmap_lock
+ * still held unless ret has RETRY or COMPLETED; nested in no filter
+ * callback on this CPU (memmon_hook_sessions_current()).
  */
-static int memmon_fault_return(struct kretprobe_instance *ri, struct pt_regs *regs)
+static __always_inline void memmon_fault_end(const struct memmon_fault_call *call,
+					     vm_fault_t ret)
 {
-	const struct memmon_fault_call *call = (const void *)ri->data;
-	vm_fault_t ret = (__force vm_fault_t)regs_return_value(regs);
 	enum memmon_pte_state state = MEMMON_PTE_NONE;
 	/* memset() below, once wanted: not also zeroed at entry by
 	 * CONFIG_INIT_STACK_ALL_ZERO (Debian's), on every return.
@@ -313,7 +321,7 @@ static int memmon_fault_return(struct kretprobe_instance *ri, struct pt_regs *re
 
 	sessions = memmon_hook_sessions_current(MEMMON_EV_FAULT, 0);
 	if (!sessions)
-		return 0;
+		return;
 	now = memmon_now();
 
 	memset(&rec, 0, sizeof(rec));
@@ -343,8 +351,14 @@ static int memmon_fault_return(struct kretprobe_instance *ri, struct pt_regs *re
 	if (state == MEMMON_PTE_PRESENT) {
 		rec.flags |= MEMMON_FAULTF_PFN;
 		rec.pfn = pfn;
+		/*
+		 * A present PTE of class ANON maps a struct page (PFN, I/O
+		 * and mixed maps are class OTHER, memmon_fault_class()): ask
+		 * pfn_valid(), ~30 instructions, only of the others.
+		 */
 		if ((call->old_state != MEMMON_PTE_PRESENT || pfn != call->old_pfn) &&
-		    !is_zero_pfn(pfn) && pfn_valid(pfn) &&
+		    !is_zero_pfn(pfn) &&
+		    (call->fclass == MEMMON_FCLASS_ANON || pfn_valid(pfn)) &&
 		    ((PageAnon(pfn_to_page(pfn)) && call->fclass != MEMMON_FCLASS_SWAP) ||
 		     (ret & VM_FAULT_MAJOR)))
 			rec.flags |= MEMMON_FAULTF_NEWPAGE;
@@ -357,7 +371,91 @@ static int memmon_fault_return(struct kretprobe_instance *ri, struct pt_regs *re
 
 	memmon_emit_rec(sessions, current, MEMMON_REC_FAULT, &rec, sizeof(rec),
 			NULL, 0, now);
+}
+
+/*
+ * The kretprobe's entry handler on handle_mm_fault(vma, address, flags,
+ * regs). Returns 0 to hook the return, 1 when no session wants this fault.
+ * Context: the kretprobe's pre-handler (called by the filter or by kprobes),
+ * preemption disabled, task context, mmap_lock held by the caller.
+ */
+static int memmon_fault_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	if (!memmon_gate_take(current, MEMMON_EV_FAULT, 0))
+		return 1;
+	memmon_fault_begin((struct memmon_fault_call *)ri->data,
+			   (struct vm_area_struct *)regs->di, regs->si,
+			   regs->dx, (struct pt_regs *)regs->cx);
 	return 0;
+}
+
+/*
+ * The kretprobe's return handler, for a call its entry handler took.
+ * Context: the rethook trampoline handler, preemption disabled, the same
+ * task; mmap_lock still held unless ret has RETRY or COMPLETED.
+ */
+static int memmon_fault_return(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	memmon_fault_end((const struct memmon_fault_call *)ri->data,
+			 (__force vm_fault_t)regs_return_value(regs));
+	return 0;
+}
+
+/**
+ * memmon_fault_enter() - the trampoline's entry half (fault_tramp.c).
+ * @vma:   handle_mm_fault()'s arguments
+ * @addr:  ...
+ * @flags: ...
+ * @regs:  ...
+ * @call:  out: the call, on the trampoline's frame
+ *
+ * Context: task context, preemptible (called by the trampoline from the
+ * fentry site of handle_mm_fault(); the caller holds mmap_lock), never
+ * sleeps. Nothing it calls enters handle_mm_fault(). Pairs with
+ * memmon_fault_exit(), which the trampoline calls iff this returns true.
+ * Return: true when a session records the fault: @call is filled and the
+ * call counted in memmon_fault_inflight.
+ */
+bool notrace memmon_fault_enter(struct vm_area_struct *vma, unsigned long addr,
+				unsigned int flags, struct pt_regs *regs,
+				struct memmon_fault_call *call)
+{
+	bool watched = false;
+
+	preempt_disable_notrace();
+	if (!static_branch_unlikely(&memmon_active) ||
+	    !memmon_want(memmon_watchers_cpu(current), MEMMON_EV_FAULT, 0)) {
+		this_cpu_inc(memmon_gate_skipped);
+		goto out;
+	}
+	/* Before anything else of ours: see fault_tramp.c's unload table. */
+	this_cpu_inc(memmon_fault_inflight);
+	memmon_fault_begin(call, vma, addr, flags, regs);
+	watched = true;
+out:
+	preempt_enable_notrace();
+	return watched;
+}
+
+/**
+ * memmon_fault_exit() - the trampoline's return half (fault_tramp.c).
+ * @call: what memmon_fault_enter() filled
+ * @ret:  what handle_mm_fault() returned
+ *
+ * Context: task context, preemptible, the task memmon_fault_enter() ran
+ * in (maybe on another CPU); mmap_lock still held unless @ret has RETRY or
+ * COMPLETED.
+ * Return: @ret, for the trampoline to return.
+ */
+vm_fault_t notrace memmon_fault_exit(struct memmon_fault_call *call,
+				     vm_fault_t ret)
+{
+	preempt_disable_notrace();
+	memmon_fault_end(call, ret);
+	/* The last thing of ours but the return: fault_tramp.c's table. */
+	this_cpu_dec(memmon_fault_inflight);
+	preempt_enable_notrace();
+	return ret;
 }
 
 /*
@@ -440,36 +538,26 @@ unsigned long memmon_fault_missed(void)
  * memmon_fault_hook() - how handle_mm_fault() is hooked now.
  *
  * Context: process context, memmon_hooks_lock held (hooks.c).
- * Return: memmon_gate_mode() of its gate, "none" while detached.
+ * Return: "direct" (fault_tramp.c's trampoline), memmon_gate_mode() of the
+ * kretprobe's gate, or "none" while detached.
  */
 const char *memmon_fault_hook(void)
 {
+	if (memmon_fault_direct)
+		return "direct";
 	return memmon_fault_krp ? memmon_gate_mode(&memmon_fault_gate) : "none";
 }
 
-/**
- * memmon_fault_attach() - hook handle_mm_fault() and the bad-area paths.
- *
- * Context: process context, may sleep; serialised by memmon_hooks_attach().
- * Return: 0, or a negative errno with nothing attached.
- */
-int memmon_fault_attach(void)
+/* The kretprobe on handle_mm_fault(), behind its gate. 0 or -errno. */
+static int memmon_fault_krp_attach(void)
 {
-	struct kprobe *kps[ARRAY_SIZE(memmon_badarea_symbols)];
 	struct memmon_gate *gate;
 	struct kretprobe *krp;
-	struct kprobe *kp;
-	unsigned int i;
 	int err;
 
 	krp = kzalloc(sizeof(*krp), GFP_KERNEL);
-	kp = kcalloc(ARRAY_SIZE(memmon_badarea_symbols), sizeof(*kp),
-		     GFP_KERNEL);
-	if (!krp || !kp) {
-		err = -ENOMEM;
-		goto err_free;
-	}
-
+	if (!krp)
+		return -ENOMEM;
 	krp->kp.symbol_name = "handle_mm_fault";
 	krp->kp.flags = KPROBE_FLAG_DISABLED;	/* memmon_gates_arm() fires it */
 	krp->entry_handler = memmon_fault_entry;
@@ -486,7 +574,68 @@ int memmon_fault_attach(void)
 	gate = &memmon_fault_gate;
 	err = memmon_gates_arm(&memmon_fault_filter, &gate, 1);
 	if (err)
-		goto err_unregister_krp;
+		goto err_unregister;
+	memmon_fault_krp = krp;
+	return 0;
+
+err_unregister:
+	memmon_gates_disarm(&memmon_fault_filter, &gate, 1);
+	unregister_kretprobe(krp);
+err_free:
+	kfree(krp);
+	return err;
+}
+
+static void memmon_fault_krp_detach(void)
+{
+	struct memmon_gate *gate = &memmon_fault_gate;
+
+	if (!memmon_fault_krp)
+		return;
+	memmon_gates_disarm(&memmon_fault_filter, &gate, 1);	/* before it */
+	unregister_kretprobe(memmon_fault_krp);
+	memmon_fault_missed_total = memmon_fault_missed();
+	kfree(memmon_fault_krp);
+	memmon_fault_krp = NULL;
+}
+
+/**
+ * memmon_fault_attach() - hook handle_mm_fault() and the bad-area paths.
+ *
+ * handle_mm_fault() through the trampoline (fault_tramp.c) where it can be
+ * had - not with hook_kprobes=1 or hook_fault_direct=0, not where the
+ * kernel has no direct calls or someone else's direct call or IPMODIFY ops
+ * holds the site - else through the kretprobe.
+ *
+ * Context: process context, may sleep; serialised by memmon_hooks_attach().
+ * Return: 0, or a negative errno with nothing attached.
+ */
+int memmon_fault_attach(void)
+{
+	struct kprobe *kps[ARRAY_SIZE(memmon_badarea_symbols)];
+	struct kprobe *kp;
+	unsigned int i;
+	int err;
+
+	kp = kcalloc(ARRAY_SIZE(memmon_badarea_symbols), sizeof(*kp),
+		     GFP_KERNEL);
+	if (!kp)
+		return -ENOMEM;
+
+	if (READ_ONCE(hook_fault_direct) && !memmon_hooks_use_kprobes() &&
+	    memmon_fault_tramp_usable()) {
+		err = memmon_fault_tramp_on();
+		if (!err)
+			memmon_fault_direct = true;
+		else
+			pr_info_ratelimited("no direct call on handle_mm_fault (%d): a kretprobe instead\n",
+					    err);
+	}
+	if (!memmon_fault_direct) {
+		err = memmon_fault_krp_attach();
+		if (err)
+			goto err_free;
+	}
 
 	for (i = 0; i < ARRAY_SIZE(memmon_badarea_symbols); i++) {
 		kp[i].symbol_name = memmon_badarea_symbols[i];
@@ -498,18 +647,19 @@ int memmon_fault_attach(void)
 	err = register_kprobes(kps, ARRAY_SIZE(kps));
 	if (err) {
 		pr_err("cannot hook the x86 bad-area paths: %d\n", err);
-		goto err_unregister_krp;
+		goto err_unhook;
 	}
-	memmon_fault_krp = krp;
+	memmon_fault_attached = true;
 	return 0;
 
-err_unregister_krp:
-	memmon_gates_disarm(&memmon_fault_filter, &gate, 1);
-	unregister_kretprobe(krp);
+err_unhook:
 	memmon_badarea_kp = NULL;
+	if (memmon_fault_direct)
+		memmon_fault_tramp_off();
+	memmon_fault_direct = false;
+	memmon_fault_krp_detach();
 err_free:
 	kfree(kp);
-	kfree(krp);
 	return err;
 }
 
@@ -521,24 +671,22 @@ err_free:
 void memmon_fault_detach(void)
 {
 	struct kprobe *kps[ARRAY_SIZE(memmon_badarea_symbols)];
-	struct memmon_gate *gate;
 	unsigned int i;
 	int cpu;
 
-	if (!memmon_fault_krp)
+	if (!memmon_fault_attached)
 		return;
 	for (i = 0; i < ARRAY_SIZE(kps); i++)
 		kps[i] = &memmon_badarea_kp[i];
 	unregister_kprobes(kps, ARRAY_SIZE(kps));
-	gate = &memmon_fault_gate;
-	memmon_gates_disarm(&memmon_fault_filter, &gate, 1);	/* before it */
-	unregister_kretprobe(memmon_fault_krp);
-	memmon_fault_missed_total = memmon_fault_missed();
+	if (memmon_fault_direct)
+		memmon_fault_tramp_off();
+	memmon_fault_direct = false;
+	memmon_fault_krp_detach();
 
 	kfree(memmon_badarea_kp);
 	memmon_badarea_kp = NULL;
-	kfree(memmon_fault_krp);
-	memmon_fault_krp = NULL;
+	memmon_fault_attached = false;
 	for_each_possible_cpu(cpu)
 		per_cpu(memmon_segv_note, cpu).task = NULL;
 }

@@ -23,6 +23,7 @@
  */
 #include "memmon.h"
 #include "hooks.h"
+#include "hook_faults.h"
 
 #include <linux/ftrace.h>
 #include <linux/hash.h>
@@ -111,13 +112,18 @@ module_param(hook_kprobes, bool, 0644);
 MODULE_PARM_DESC(hook_kprobes,
 		 "Arm the kretprobes as kprobes behind kprobe gates instead of firing them from memmon's ftrace filters (read at attach)");
 
+bool memmon_hooks_use_kprobes(void)
+{
+	return READ_ONCE(hook_kprobes);
+}
+
 /*
  * Calls the gates kept out (per CPU: no shared line on the fast path), and
  * how many gates are armed, a filtered function counting as one (hooks
  * lock). For /proc/memmon/stats and the tests that check the gates really
  * work.
  */
-static DEFINE_PER_CPU(unsigned long, memmon_gate_skipped);
+DEFINE_PER_CPU(unsigned long, memmon_gate_skipped);
 DEFINE_PER_CPU(struct memmon_gate_pass, memmon_gate_pass);
 static unsigned int memmon_gates_armed;
 
@@ -721,4 +727,5 @@ void memmon_hooks_exit(void)
 	WARN_ON_ONCE(memmon_hooks_wanted);
 	__memmon_hooks_detach();
 	mutex_unlock(&memmon_hooks_lock);
+	memmon_fault_tramp_exit();
 }

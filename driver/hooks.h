@@ -7,15 +7,18 @@
  * them so that no handler of the group runs, or will run, once detach
  * returns (kprobes and kretprobes: unregister_k*probes() waits for an RCU
  * grace period; tracepoints: tracepoint_synchronize_unregister()). Tasks
- * still inside a hooked function then return through the kernel's own
+ * still inside a kretprobed function then return through the kernel's own
  * kretprobe trampoline, which finds the handler gone and touches nothing
- * of ours: see hook_syscalls.c for why that makes rmmod safe.
+ * of ours: see hook_syscalls.c for why that makes rmmod safe. Tasks still
+ * inside handle_mm_fault() under fault_tramp.c's trampoline return through
+ * module text: until the last has, the module holds itself (fault_tramp.c).
  *
  *   group       probes                                       file
  *   ---------   -------------------------------------------  ----------------
  *   syscalls    kretprobes on __x64_sys_* and __ia32_sys_*   hook_syscalls.c
- *   faults      kretprobe on handle_mm_fault, kprobes on     hook_faults.c
- *               the x86 bad-area paths
+ *   faults      direct-call trampoline (or a kretprobe) on   hook_faults.c,
+ *               handle_mm_fault, kprobes on the x86          fault_tramp.c
+ *               bad-area paths
  *   lifecycle   tracepoints sched_process_fork/exec/exit,    hook_lifecycle.c
  *               kprobe on taskstats_exit
  *   rss         tracepoint rss_stat, a per-CPU flush timer   hook_rss.c
@@ -197,6 +200,12 @@ struct memmon_gate_pass {
 };
 
 DECLARE_PER_CPU(struct memmon_gate_pass, memmon_gate_pass);
+
+/* Calls the gates (and fault_tramp.c's trampoline) kept out, per CPU. */
+DECLARE_PER_CPU(unsigned long, memmon_gate_skipped);
+
+/* The hook_kprobes parameter (hooks.c), read at attach. */
+bool memmon_hooks_use_kprobes(void);
 
 /*
  * memmon_gate_take() - memmon_hook_sessions() for a kretprobe's entry

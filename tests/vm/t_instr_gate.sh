@@ -6,7 +6,10 @@
 # same function still sees every call; a watched task is still recorded.
 # A gate is memmon's own ftrace filter, which fires the kretprobe
 # (registered disabled) itself, or with hook_kprobes=1 a kprobe in front of
-# the armed kretprobe (driver/hooks.c, "Gates"): both ways are checked.
+# the armed kretprobe (driver/hooks.c, "Gates"); handle_mm_fault() is by
+# default hooked by memmon's direct-call trampoline instead
+# (driver/fault_tramp.c), which keeps unwatched faults out by itself:
+# every way is checked.
 #
 # The workload is python3 renamed "gatewl" (PR_SET_NAME) touching every
 # page of a 64 MiB mapping (16 MiB on the debug kernel, where the test
@@ -84,8 +87,8 @@ churn=$!
 t "watching a busy process attaches the hooks" sh -c \
 	"echo $churn >$P/watch-pids && grep -qx 'hooks_attached 1' $P/stats"
 t "gates are armed" test "$(stat gates_armed)" -gt 0
-t "handle_mm_fault is hooked through the ftrace filter" \
-	test "$(stat fault_hook)" = ftrace
+t "handle_mm_fault is hooked through the direct-call trampoline" \
+	test "$(stat fault_hook)" = direct
 t "... and so are the syscalls" test "$(stat syscall_hook)" = ftrace
 echo 8192 >$T/buffer_size_kb
 echo >$T/trace
@@ -96,8 +99,9 @@ t "the foreign kprobe saw every unwatched fault ($hits >= $PAGES)" test "$hits" 
 t "remove the tracefs kprobe" sh -c \
 	"echo 0 >$T/events/kprobes/$KP/enable && echo '-:$KP' >>$T/kprobe_events"
 
-# 2. memmon alone on handle_mm_fault: the unwatched faults stop at the gate.
-gate_keeps_out "the gate"
+# 2. memmon alone on handle_mm_fault: the unwatched faults stop at the
+# trampoline's own test.
+gate_keeps_out "the trampoline"
 
 # 3. The watched process's calls go through the gates to the kretprobes.
 watched_come_through ""
@@ -163,6 +167,22 @@ anchor=
 taskset -pc 0-1 $$ >/dev/null
 t "rmmod" rmmod memmon
 t "the gates went with the module" test ! -e $P
+
+# 3c. hook_fault_direct=0: handle_mm_fault() through the ftrace filter
+# and its kretprobe, like the syscalls.
+t "insmod hook_fault_direct=0" insmod "$MEMMON_KO" hooks_linger_ms=0 hook_fault_direct=0
+(exec -a w_churn build/vmtests/w_watch --churn) &
+churn=$!
+t "watching it attaches the hooks" sh -c \
+	"echo $churn >$P/watch-pids && grep -qx 'hooks_attached 1' $P/stats"
+t "handle_mm_fault is hooked through the ftrace filter" \
+	test "$(stat fault_hook)" = ftrace
+gate_keeps_out "the ftrace filter"
+watched_come_through " the ftrace filter"
+kill "$churn"
+wait "$churn" 2>/dev/null
+churn=
+t "rmmod (hook_fault_direct=0)" rmmod memmon
 
 # 4. hook_kprobes=1: the kretprobes armed as kprobes, kprobe gates in
 # front of them; the same checks of the unwatched and the watched calls.

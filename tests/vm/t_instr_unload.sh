@@ -2,9 +2,19 @@
 # vmtest: no-module
 # The unload hazard: memmon.ko is removed while watched tasks sleep inside
 # hooked functions (munmap/mmap/mlock on a held mmap_lock, fsync, page
-# faults, a GUP fault), entered while the hooks were attached. rmmod must
-# not wait for them, they must finish normally afterwards, and the kernel
-# must not notice (the runner fails on any WARNING/BUG/Oops).
+# faults, a GUP fault), entered while the hooks were attached; the kernel
+# must not notice (the runner fails on any WARNING/BUG/Oops). Two cases:
+#
+#  1. hook_fault_direct=0: every hook is a kretprobe, whose return goes
+#     through kernel text; rmmod must not wait for the sleepers, and they
+#     must finish normally afterwards.
+#  2. the default, handle_mm_fault() through memmon's direct-call
+#     trampoline (driver/fault_tramp.c), whose frame is module text on the
+#     faulting tasks' stacks; hooks_linger_ms=0, so closing the session
+#     detaches the hooks: rmmod must then say the module is in use (EBUSY)
+#     and leave it loaded, the tasks still asleep where they were; the
+#     hooks attach and detach again meanwhile; once the tasks have
+#     finished, rmmod must succeed.
 #
 # The slow device: ext4 on dm-delay over a loop device over a file in /tmp.
 # It is made with no delay, the files are written and dropped from the page
@@ -78,21 +88,90 @@ stat "$work/mnt"/* >/dev/null
 table $DELAY_MS | dmsetup load "$dm" && dmsetup suspend "$dm" &&
 	dmsetup resume "$dm" || skip "cannot reload the dm-delay table"
 
-n=$((n + 1))
-if insmod "$MEMMON_KO"; then echo "ok $n - insmod"; else
-	echo "not ok $n - insmod"
-	exit 1
-fi
 mkfifo "$work/ready" "$work/go"
-build/vmtests/w_unload "$work/mnt" "$work/ready" "$work/go" &
-w=$!
-read -r line <"$work/ready"
-n=$((n + 1))
-# Expectation: the hooks are detached and nothing pins the module.
-if [ "$line" = ready ] && rmmod memmon; then
-	echo "ok $n - rmmod while the watched tasks still sleep in hooked calls"
-else
-	echo "not ok $n - rmmod while the watched tasks still sleep in hooked calls"
-fi
-echo go >"$work/go"
-wait $w
+
+# Cold data again (the last case read it), the delay still on.
+recool() {
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	stat "$work/mnt"/* >/dev/null
+}
+
+# unload_case MODE INSMOD-ARGS...: MODE free (rmmod must succeed at once)
+# or busy (rmmod must be refused until the sleepers have finished).
+unload_case() {
+	local mode=$1 line w i idle=
+	shift
+	n=$((n + 1))
+	if insmod "$MEMMON_KO" "$@"; then echo "ok $n - insmod $*"; else
+		echo "not ok $n - insmod $*"
+		return
+	fi
+	build/vmtests/w_unload "$work/mnt" "$work/ready" "$work/go" &
+	w=$!
+	read -r line <"$work/ready"
+	n=$((n + 1))
+	if [ "$mode" = free ]; then
+		# Expectation: the hooks are detached and nothing pins the module.
+		if [ "$line" = ready ] && rmmod memmon; then
+			echo "ok $n - rmmod while the watched tasks still sleep in hooked calls"
+		else
+			echo "not ok $n - rmmod while the watched tasks still sleep in hooked calls"
+		fi
+	else
+		# Expectation: the sleeping faults' frames pin the module.
+		if [ "$line" = ready ] && ! rmmod memmon 2>"$work/rmmod.err" &&
+			grep -q 'in use' "$work/rmmod.err" &&
+			grep -q '^memmon ' /proc/modules; then
+			echo "ok $n - rmmod is refused (in use) while watched faults sleep under the trampoline"
+		else
+			echo "not ok $n - rmmod is refused (in use) while watched faults sleep under the trampoline"
+			cat "$work/rmmod.err"
+		fi
+	fi
+	if [ "$mode" = busy ]; then
+		# The hooks again while the reference is parked, through
+		# /proc/memmon (an idle process watched), and gone again only
+		# after the sleepers have returned: that detach finds no frame
+		# left and a reference parked by the one before, which must
+		# still be dropped.
+		(exec sleep 600) &
+		idle=$!
+		n=$((n + 1))
+		if echo "$idle" >/proc/memmon/watch-pids &&
+			grep -qx 'hooks_attached 1' /proc/memmon/stats &&
+			grep -qx 'fault_hook direct' /proc/memmon/stats; then
+			echo "ok $n - the hooks attach again while the module holds itself"
+		else
+			echo "not ok $n - the hooks attach again while the module holds itself"
+		fi
+	fi
+	echo go >"$work/go"
+	wait $w
+	[ "$mode" = free ] && return
+	n=$((n + 1))
+	if echo "-$idle" >/proc/memmon/watch-pids &&
+		grep -qx 'hooks_attached 0' /proc/memmon/stats; then
+		echo "ok $n - ... and detach once the sleepers have returned"
+	else
+		echo "not ok $n - ... and detach once the sleepers have returned"
+	fi
+	kill "$idle"
+	wait "$idle" 2>/dev/null
+	n=$((n + 1))
+	# Expectation: the last fault's return dropped the pin (a 50 ms poll
+	# and an RCU-tasks grace period later); 30 s for the debug kernel.
+	for i in $(seq 300); do
+		rmmod memmon 2>/dev/null && break
+		sleep 0.1
+	done
+	if grep -q '^memmon ' /proc/modules; then
+		echo "not ok $n - rmmod once the faults have returned"
+	else
+		echo "ok $n - rmmod once the faults have returned"
+	fi
+}
+
+unload_case free hook_fault_direct=0
+recool
+unload_case busy hooks_linger_ms=0

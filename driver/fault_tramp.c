@@ -1,0 +1,408 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * memmon: the direct-call trampoline on handle_mm_fault(), and what keeps
+ * it safe to unload.
+ *
+ * Why. A kretprobe (hooks.c's filter firing it) costs a watched fault the
+ * ftrace trampoline, the kretprobe's pre-handler and instance pool, and
+ * the return through the kernel's rethook trampoline, which saves and
+ * restores every register: measured at +9.2 % of a fault loop with both
+ * handlers empty (docs/benchmarks.md), twice the whole budget of the
+ * traced-fault target. This trampoline is called by handle_mm_fault()'s
+ * fentry site itself (register_ftrace_direct_multi()): a task of this
+ * CPU's quiet process (emit.h) pays a call and four instructions; a
+ * watched one a C call at entry, the function called from here, and a C
+ * call at return.
+ *
+ * The frame. On entry the stack holds where handle_mm_fault() continues
+ * (its fentry call's return address, or what ftrace_regs_caller() put
+ * there when other ftrace ops share the site) and, above it, the return
+ * into handle_mm_fault()'s caller:
+ *
+ *   rbp + 16  return into the caller of handle_mm_fault()
+ *   rbp +  8  where handle_mm_fault() continues ("cont")
+ *   rbp +  0  the rbp of the function's caller
+ *   rbp -  8  rdi  vma        \
+ *   rbp - 16  rsi  address     | the arguments, kept across
+ *   rbp - 24  rdx  flags       | memmon_fault_enter()
+ *   rbp - 32  rcx  regs       /
+ *   rsp       struct memmon_fault_call (hook_faults.h), 16-aligned size
+ *
+ * Not watched (memmon_fault_enter() false): "leave; ret" into cont, with
+ * the arguments as they came: the function runs as if never hooked.
+ * Watched: cont is called with the frame in place (so the return comes
+ * back here), memmon_fault_exit() gets its result, and "leave; add $8"
+ * drops cont so that the final ret goes to the caller. Only rax, r8, r10
+ * and r11 are used before the arguments are saved or after they are
+ * restored: none carries anything at a function's entry.
+ *
+ * Unload. A watched task runs handle_mm_fault() with this frame on its
+ * stack, and may sleep there for as long as a page takes to read (or for
+ * ever: userfaultfd). The module's text must outlive every such frame, and
+ * every task that is anywhere in the trampoline or its C halves:
+ *
+ *   who                                   what waits for it
+ *   ------------------------------------  --------------------------------
+ *   between the fentry call and the       synchronize_rcu_tasks() after
+ *   count in memmon_fault_inflight        the unregistration: no voluntary
+ *   (preemptible, never sleeps)           switch in there, so a task there
+ *                                         holds the grace period
+ *   counted: inside handle_mm_fault(),    the sum of memmon_fault_inflight
+ *   may sleep                             back to 0
+ *   after the count's decrement: the      a second synchronize_rcu_tasks()
+ *   rest of memmon_fault_exit() and the   once the sum is 0: the same
+ *   trampoline's return (never sleeps)    reason as the first
+ *
+ * Once the unregistration's grace period is over nothing increments the
+ * count any more, so each CPU's part only decreases while it is summed:
+ * a sum read as 0 was 0 when the read ended (each part read is at least
+ * that part's final value). Counting per CPU keeps watched faults on
+ * different CPUs off one cache line (a module reference per fault would
+ * put both on mod->refcnt).
+ *
+ * If the sum is not 0 when the hook goes (a watched fault sleeping), the
+ * module takes a reference of its own (memmon_tramp_parked, with
+ * try_module_get(): it fails once rmmod has begun) and a work item drops
+ * it, after the second grace period, once the sum is 0 and the hook is
+ * not registered again: until then rmmod says the module is in use, as
+ * for any module whose code is on a stack. A hook registered again while
+ * a reference is parked leaves it parked; its next unregistration queues
+ * the work again. Only the detach at module exit (the hooks lingering when
+ * rmmod came) cannot refuse: it waits for the sum, saying so in the log
+ * after a while, for as long as the fault takes. Both are rare: they need
+ * a watched fault that sleeps across the end of the last session.
+ */
+#include "memmon.h"
+#include "hooks.h"
+#include "hook_faults.h"
+
+#include <linux/delay.h>
+#include <linux/ftrace.h>
+#include <linux/jiffies.h>
+#include <linux/linkage.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/objtool.h>
+#include <linux/rcupdate.h>
+#include <linux/sched.h>
+#include <linux/stddef.h>
+#include <linux/workqueue.h>
+#include <asm/ibt.h>
+#include <asm/unwind_hints.h>
+
+DEFINE_PER_CPU(long, memmon_fault_inflight);
+
+#if defined(MEMMON_HAVE_FTRACE_DIRECT_MULTI) && \
+	defined(MEMMON_HAVE_CURRENT_TASK) && defined(CONFIG_X86_64) && \
+	defined(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)
+#define MEMMON_TRAMP 1
+#else
+#define MEMMON_TRAMP 0
+#endif
+
+#if MEMMON_TRAMP
+
+#define MEMMON_TRAMP_CALL_SIZE	ALIGN(sizeof(struct memmon_fault_call), 16)
+#define MEMMON_TRAMP_FRAME	(MEMMON_TRAMP_CALL_SIZE + 32)
+
+#ifdef CONFIG_RETPOLINE
+#define MEMMON_CALL_RAX		"call __x86_indirect_thunk_rax\n\t"
+#else
+#define MEMMON_CALL_RAX		ANNOTATE_RETPOLINE_SAFE "call *%%rax\n\t"
+#endif
+
+/*
+ * The trampoline itself (the frame is drawn at the top of this file). It
+ * is extended asm in a function that is never called, only for the
+ * structure offsets as operands; the code goes to .text as a function of
+ * its own, which objtool checks and gives unwind data like any other.
+ */
+static void __used memmon_fault_tramp_container(void)
+{
+	/* A section of its own: .text is where this function is. */
+	asm volatile(".pushsection .text.memmon_tramp, \"ax\", @progbits\n\t"
+	".globl memmon_fault_tramp\n\t"
+	".type memmon_fault_tramp, @function\n\t"
+	".p2align 4\n"
+	"memmon_fault_tramp:\n\t"
+	ASM_ENDBR
+	/* this CPU's quiet process (emit.h): one compare and a count */
+	"movq %%gs:current_task, %%rax\n\t"
+	"movl %c[tgid](%%rax), %%eax\n\t"
+	"cmpl %%gs:memmon_watch_quiet(%%rip), %%eax\n\t"
+	"jne 1f\n\t"
+	"incq %%gs:memmon_gate_skipped(%%rip)\n\t"
+	ASM_RET
+	"1:\n\t"
+	"pushq %%rbp\n\t"
+	"movq %%rsp, %%rbp\n\t"
+	"subq $%c[frame], %%rsp\n\t"
+	"movq %%rdi, -8(%%rbp)\n\t"
+	"movq %%rsi, -16(%%rbp)\n\t"
+	"movq %%rdx, -24(%%rbp)\n\t"
+	"movq %%rcx, -32(%%rbp)\n\t"
+	"movq %%rsp, %%r8\n\t"
+	"call memmon_fault_enter\n\t"
+	"movq -8(%%rbp), %%rdi\n\t"
+	"movq -16(%%rbp), %%rsi\n\t"
+	"movq -24(%%rbp), %%rdx\n\t"
+	"movq -32(%%rbp), %%rcx\n\t"
+	"testb %%al, %%al\n\t"
+	"jnz 2f\n\t"
+	"leave\n\t"
+	ASM_RET
+	"2:\n\t"
+	/* watched: the function, returning here */
+	"movq 8(%%rbp), %%rax\n\t"
+	MEMMON_CALL_RAX
+	"movq %%rsp, %%rdi\n\t"
+	"movl %%eax, %%esi\n\t"
+	"call memmon_fault_exit\n\t"
+	"leave\n\t"
+	/* drop cont: the ret goes to handle_mm_fault()'s caller */
+	"addq $8, %%rsp\n\t"
+	UNWIND_HINT_FUNC
+	ASM_RET
+	".size memmon_fault_tramp, . - memmon_fault_tramp\n\t"
+	".popsection\n\t"
+	:
+	: [tgid] "i" (offsetof(struct task_struct, tgid)),
+	  [frame] "i" (MEMMON_TRAMP_FRAME));
+}
+
+/*
+ * memmon_tramp_lock protects the two flags below and serialises the hook's
+ * registration against the drain work. It nests inside hooks.c's lock.
+ *
+ *   memmon_tramp_on      the trampoline is registered on handle_mm_fault()
+ *   memmon_tramp_parked  the module holds a reference of its own, which
+ *                        memmon_tramp_drain drops (see the top of the file)
+ *   memmon_tramp_pinned  the trampoline could not be unregistered: a
+ *                        reference that is never dropped
+ */
+static DEFINE_MUTEX(memmon_tramp_lock);
+static bool memmon_tramp_on;
+static bool memmon_tramp_parked;
+static bool memmon_tramp_pinned;
+/* Its filter hash holds handle_mm_fault() while registered; never zeroed. */
+static struct ftrace_ops memmon_tramp_ops;
+
+static void memmon_tramp_drain_fn(struct work_struct *work);
+static DECLARE_DELAYED_WORK(memmon_tramp_drain, memmon_tramp_drain_fn);
+
+#define MEMMON_TRAMP_DRAIN_MS	50
+
+/* Watched faults in flight under the trampoline (see the top of the file). */
+static long memmon_tramp_inflight(void)
+{
+	long n = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		n += READ_ONCE(per_cpu(memmon_fault_inflight, cpu));
+	return n;
+}
+
+/*
+ * Wait for the frames to return, then for the tail of the last one: where
+ * the module cannot refuse to go (its exit). Unbounded: a fault that never
+ * returns (an unanswered userfaultfd) holds rmmod until it does, or until
+ * its process is killed. Lock held, not on the workqueue.
+ */
+static void memmon_tramp_wait(void)
+{
+	unsigned int waited_ms = 0;
+
+	while (memmon_tramp_inflight()) {
+		msleep(MEMMON_TRAMP_DRAIN_MS);
+		waited_ms += MEMMON_TRAMP_DRAIN_MS;
+		if (waited_ms == 5000)
+			pr_info("unloading waits for %ld traced page faults to finish\n",
+				memmon_tramp_inflight());
+	}
+	synchronize_rcu_tasks();	/* the last decrement's tail */
+}
+
+/*
+ * Drops the parked reference once no watched fault is left under the
+ * trampoline. Registered again meanwhile, it stops: the frames of before
+ * are then covered as the new ones are (the sessions' files hold the
+ * module, and the next memmon_fault_tramp_off() parks again or waits).
+ * After module_put() only this function's return runs in module text;
+ * memmon_fault_tramp_exit()'s cancel_delayed_work_sync() waits for it.
+ */
+static void memmon_tramp_drain_fn(struct work_struct *work)
+{
+	mutex_lock(&memmon_tramp_lock);
+	if (memmon_tramp_on) {
+		/* Registered again: the next memmon_fault_tramp_off() finds
+		 * the reference parked and queues us again.
+		 */
+		mutex_unlock(&memmon_tramp_lock);
+		return;
+	}
+	if (memmon_tramp_inflight()) {
+		queue_delayed_work(system_unbound_wq, &memmon_tramp_drain,
+				   msecs_to_jiffies(MEMMON_TRAMP_DRAIN_MS));
+		mutex_unlock(&memmon_tramp_lock);
+		return;
+	}
+	memmon_tramp_parked = false;
+	mutex_unlock(&memmon_tramp_lock);
+	/* The last decrement's tail: see the table at the top of the file. */
+	synchronize_rcu_tasks();
+	module_put(THIS_MODULE);
+}
+
+/**
+ * memmon_fault_tramp_usable() - was the trampoline built for this kernel?
+ *
+ * Whether handle_mm_fault() has an fentry site it can take is for
+ * memmon_fault_tramp_on() to find out (ftrace_location() is not exported;
+ * ftrace's filter says -EINVAL where there is none).
+ *
+ * Context: any.
+ * Return: true when the kernel has direct calls (and this is x86-64).
+ */
+bool memmon_fault_tramp_usable(void)
+{
+	return true;
+}
+
+/**
+ * memmon_fault_tramp_on() - register the trampoline on handle_mm_fault().
+ *
+ * Fails with -EBUSY where another direct call (a BPF trampoline) or an
+ * IPMODIFY ops (livepatch) already holds the site; the caller falls back
+ * to the kretprobe.
+ *
+ * Context: process context, may sleep; the hooks lock held.
+ * Return: 0 or a negative errno, with nothing registered.
+ */
+int memmon_fault_tramp_on(void)
+{
+	unsigned long ip = (unsigned long)handle_mm_fault;
+	int err;
+
+	mutex_lock(&memmon_tramp_lock);
+	if (WARN_ON_ONCE(memmon_tramp_on)) {
+		err = -EBUSY;
+		goto out_unlock;
+	}
+	err = ftrace_set_filter_ip(&memmon_tramp_ops, ip, 0, 1);
+	if (err)
+		goto out_unlock;
+	err = register_ftrace_direct_multi(&memmon_tramp_ops,
+					   (unsigned long)memmon_fault_tramp);
+	if (err) {
+		/* It may have set these before failing; a retry needs them 0. */
+		memmon_tramp_ops.func = NULL;
+		memmon_tramp_ops.trampoline = 0;
+		ftrace_set_filter_ip(&memmon_tramp_ops, ip, 1, 0);
+		goto out_unlock;
+	}
+	memmon_tramp_on = true;
+out_unlock:
+	mutex_unlock(&memmon_tramp_lock);
+	return err;
+}
+
+/**
+ * memmon_fault_tramp_off() - unregister the trampoline.
+ *
+ * Returns with no task in the trampoline or its C halves, or with the
+ * module holding a reference until the last watched fault under it has
+ * returned (see the top of the file); at module exit it waits instead.
+ *
+ * Context: process context, may sleep; the hooks lock held.
+ */
+void memmon_fault_tramp_off(void)
+{
+	unsigned long ip = (unsigned long)handle_mm_fault;
+	int err;
+
+	mutex_lock(&memmon_tramp_lock);
+	if (!memmon_tramp_on)
+		goto out_unlock;
+	err = unregister_ftrace_direct_multi(&memmon_tramp_ops,
+					     (unsigned long)memmon_fault_tramp);
+	if (err) {
+		/*
+		 * The fentry site may still call us (ftrace is dead after
+		 * one of its own warnings, say): the module must never go.
+		 * Nothing to undo, so no unwinding: it stays "on".
+		 */
+		pr_err("cannot unhook handle_mm_fault (%d): memmon stays loaded\n",
+		       err);
+		if (!memmon_tramp_pinned && try_module_get(THIS_MODULE))
+			memmon_tramp_pinned = true;
+		goto out_unlock;
+	}
+	ftrace_set_filter_ip(&memmon_tramp_ops, ip, 1, 0);
+	memmon_tramp_on = false;
+	/* Nobody left between the fentry call and the count. */
+	synchronize_rcu_tasks();
+	/*
+	 * Frames left, or a reference parked by an earlier detach whose
+	 * frames may be gone by now: the drain work decides, after the
+	 * second grace period. try_module_get() fails once rmmod has begun
+	 * (the linger's detach racing with it, or module exit itself): then
+	 * nothing can refuse, and this waits.
+	 */
+	if (!memmon_tramp_parked && memmon_tramp_inflight() &&
+	    try_module_get(THIS_MODULE))
+		memmon_tramp_parked = true;
+	if (memmon_tramp_parked) {
+		queue_delayed_work(system_unbound_wq, &memmon_tramp_drain,
+				   msecs_to_jiffies(MEMMON_TRAMP_DRAIN_MS));
+		goto out_unlock;
+	}
+	memmon_tramp_wait();
+out_unlock:
+	mutex_unlock(&memmon_tramp_lock);
+}
+
+/**
+ * memmon_fault_tramp_exit() - module exit: no drain work left running, no
+ * task left in the trampoline.
+ *
+ * The parked reference keeps module exit away while frames are left;
+ * only a forced unload (rmmod -f) gets here with some, and then this
+ * waits for them like the detach at exit does.
+ *
+ * Context: module exit, after the hooks are detached.
+ */
+void memmon_fault_tramp_exit(void)
+{
+	cancel_delayed_work_sync(&memmon_tramp_drain);
+	mutex_lock(&memmon_tramp_lock);
+	WARN_ON_ONCE(memmon_tramp_on);
+	if (memmon_tramp_parked)
+		memmon_tramp_wait();
+	memmon_tramp_parked = false;
+	mutex_unlock(&memmon_tramp_lock);
+	ftrace_free_filter(&memmon_tramp_ops);
+}
+
+#else /* !MEMMON_TRAMP */
+
+bool memmon_fault_tramp_usable(void)
+{
+	return false;
+}
+
+int memmon_fault_tramp_on(void)
+{
+	return -EOPNOTSUPP;
+}
+
+void memmon_fault_tramp_off(void)
+{
+}
+
+void memmon_fault_tramp_exit(void)
+{
+}
+
+#endif /* MEMMON_TRAMP */
