@@ -32,9 +32,11 @@
  * the arguments as they came: the function runs as if never hooked.
  * Watched: cont is called with the frame in place (so the return comes
  * back here), memmon_fault_exit() gets its result, and "leave; add $8"
- * drops cont so that the final ret goes to the caller. Only rax, r8, r10
- * and r11 are used before the arguments are saved or after they are
- * restored: none carries anything at a function's entry.
+ * drops cont so that the final ret goes to the caller. What is clobbered
+ * besides the saved and restored arguments - rax, r8-r11 and the flags,
+ * here and in the C halves - is caller-saved and carries no argument of
+ * handle_mm_fault(). (The kernel keeps an 8-byte stack alignment, so the
+ * frame's size only keeps the call 8-aligned.)
  *
  * Unload. A watched task runs handle_mm_fault() with this frame on its
  * stack, and may sleep there for as long as a page takes to read (or for
@@ -256,25 +258,12 @@ static void memmon_tramp_drain_fn(struct work_struct *work)
 }
 
 /**
- * memmon_fault_tramp_usable() - was the trampoline built for this kernel?
- *
- * Whether handle_mm_fault() has an fentry site it can take is for
- * memmon_fault_tramp_on() to find out (ftrace_location() is not exported;
- * ftrace's filter says -EINVAL where there is none).
- *
- * Context: any.
- * Return: true when the kernel has direct calls (and this is x86-64).
- */
-bool memmon_fault_tramp_usable(void)
-{
-	return true;
-}
-
-/**
  * memmon_fault_tramp_on() - register the trampoline on handle_mm_fault().
  *
  * Fails with -EBUSY where another direct call (a BPF trampoline) or an
- * IPMODIFY ops (livepatch) already holds the site; the caller falls back
+ * IPMODIFY ops (livepatch) already holds the site, -EINVAL where the
+ * function has no fentry site, -EOPNOTSUPP where the trampoline was not
+ * built (no direct calls in the kernel, not x86-64); the caller falls back
  * to the kretprobe.
  *
  * Context: process context, may sleep; the hooks lock held.
@@ -386,11 +375,6 @@ void memmon_fault_tramp_exit(void)
 }
 
 #else /* !MEMMON_TRAMP */
-
-bool memmon_fault_tramp_usable(void)
-{
-	return false;
-}
 
 int memmon_fault_tramp_on(void)
 {

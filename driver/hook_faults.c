@@ -26,23 +26,26 @@
  * kernel counts it.
  *
  * handle_mm_fault() is the hottest function we hook: every fault of every
- * task passes there while a session is enabled. Two ways (hook_faults.h,
- * /proc/memmon/stats' fault_hook says which):
+ * task passes there while a session is enabled. It is hooked one of two
+ * ways (hook_faults.h); /proc/memmon/stats' fault_hook says which:
  *
- *   direct     (default) fault_tramp.c's trampoline, called by the
- *              function's fentry site: the cheapest for both the unwatched
- *              (a call and one compare) and the watched. Its frame is
- *              module text on the stack of a watched fault, which may sleep
- *              (major faults) or sleep for ever (uffd): while one does
- *              after the hooks went, the module holds itself (rmmod says
- *              "in use"); fault_tramp.c has the rules.
- *   ftrace     hook_fault_direct=0, or where the trampoline cannot be had
- *   kprobe     (no direct calls in the kernel; another direct call or a
- *              livepatch on the function): a kretprobe registered disabled
- *              and fired by hooks.c's ftrace filter for watched tasks only
- *              (or, with hook_kprobes=1, armed behind a kprobe gate: see
- *              "Gates" in hooks.c). It is unload-safe for the same reasons
- *              as the syscall hooks (hook_syscalls.c): detach never waits.
+ *   direct           (default) fault_tramp.c's trampoline, called by the
+ *                    function's fentry site: the cheapest for both the
+ *                    unwatched (a call and one compare) and the watched.
+ *                    Its frame is module text on the stack of a watched
+ *                    fault, which may sleep (major faults) or sleep for
+ *                    ever (uffd): while one does after the hooks went, the
+ *                    module holds itself (rmmod says "in use");
+ *                    fault_tramp.c has the rules.
+ *   ftrace, kprobe   a kretprobe, with hook_fault_direct=0 or where the
+ *                    trampoline cannot be had (no direct calls in the
+ *                    kernel; another direct call or a livepatch on the
+ *                    function): registered disabled and fired by hooks.c's
+ *                    ftrace filter for watched tasks only ("ftrace"), or
+ *                    with hook_kprobes=1 armed behind a kprobe gate
+ *                    ("kprobe"): see "Gates" in hooks.c. It is unload-safe
+ *                    for the same reasons as the syscall hooks
+ *                    (hook_syscalls.c): detach never waits.
  *
  * Faults that never reach handle_mm_fault() - no VMA, or an access the VMA
  * does not allow - are not counted by the kernel; we still record them
@@ -423,8 +426,7 @@ bool notrace memmon_fault_enter(struct vm_area_struct *vma, unsigned long addr,
 	bool watched = false;
 
 	preempt_disable_notrace();
-	if (!static_branch_unlikely(&memmon_active) ||
-	    !memmon_want(memmon_watchers_cpu(current), MEMMON_EV_FAULT, 0)) {
+	if (!memmon_hook_sessions_current(MEMMON_EV_FAULT, 0)) {
 		this_cpu_inc(memmon_gate_skipped);
 		goto out;
 	}
@@ -622,12 +624,11 @@ int memmon_fault_attach(void)
 	if (!kp)
 		return -ENOMEM;
 
-	if (READ_ONCE(hook_fault_direct) && !memmon_hooks_use_kprobes() &&
-	    memmon_fault_tramp_usable()) {
+	if (READ_ONCE(hook_fault_direct) && !memmon_hooks_use_kprobes()) {
 		err = memmon_fault_tramp_on();
 		if (!err)
 			memmon_fault_direct = true;
-		else
+		else if (err != -EOPNOTSUPP)	/* not built for this kernel */
 			pr_info_ratelimited("no direct call on handle_mm_fault (%d): a kretprobe instead\n",
 					    err);
 	}

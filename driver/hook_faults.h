@@ -61,7 +61,6 @@ DECLARE_PER_CPU(long, memmon_fault_inflight);
 
 /* fault_tramp.c; the first is the trampoline's asm, never called from C. */
 void memmon_fault_tramp(void);
-bool memmon_fault_tramp_usable(void);
 int memmon_fault_tramp_on(void);
 void memmon_fault_tramp_off(void);
 void memmon_fault_tramp_exit(void);

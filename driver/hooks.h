@@ -76,9 +76,12 @@ static __always_inline u64 memmon_hook_sessions(struct task_struct *task,
  * session's id waits for before reuse; the caller's section (preemption
  * disabled) holds that grace period off until it has emitted.
  *
- * Context: the rethook trampoline handler: task context, preemption
- * disabled, nested in no filter callback on this CPU (emit.h's rule for
- * the verdict).
+ * Also the entry and return halves of fault_tramp.c's trampoline
+ * (hook_faults.c), where nothing filtered the call before.
+ *
+ * Context: the rethook trampoline handler, or the trampoline's halves:
+ * task context, preemption disabled, nested in no filter callback on this
+ * CPU (emit.h's rule for the verdict).
  */
 static __always_inline u64 memmon_hook_sessions_current(enum memmon_event ev,
 							unsigned int sys)
