@@ -87,6 +87,7 @@
 #include "memmon.h"
 #include "hooks.h"
 #include "hook_faults.h"
+#include "fault_walk.h"
 
 #include <linux/hugetlb.h>
 #include <linux/kprobes.h>
@@ -118,14 +119,6 @@ module_param(fault_inflight, int, 0444);
 MODULE_PARM_DESC(fault_inflight,
 		 "Page faults that can be traced at once, system-wide, when hooked by the kretprobe (its maxactive, 64..65536)");
 
-/* What the PTE of the faulting address held. */
-enum memmon_pte_state {
-	MEMMON_PTE_NONE,	/* nothing mapped, no swap entry */
-	MEMMON_PTE_PRESENT,	/* mapped: pfn valid (PROT_NONE/NUMA too) */
-	MEMMON_PTE_SWAP,	/* a swap entry */
-	MEMMON_PTE_OTHER,	/* migration, hwpoison, device entry */
-};
-
 /*
  * handle_mm_fault() returned VM_FAULT_SIGSEGV to the x86 fault handler,
  * which is about to call bad_area_nosemaphore() on this CPU: that one is
@@ -151,80 +144,6 @@ static bool memmon_fault_attached;
 static struct memmon_filter memmon_fault_filter;
 static struct kprobe *memmon_badarea_kp;	/* [0] nosemaphore, [1] access_error */
 static unsigned long memmon_fault_missed_total;
-
-/* What one PTE value says; *pfn is set when it maps a page. */
-static __always_inline enum memmon_pte_state memmon_pte_state(pte_t pte,
-							      unsigned long *pfn)
-{
-	if (pte_none(pte))
-		return MEMMON_PTE_NONE;
-	if (pte_present(pte)) {
-		*pfn = pte_pfn(pte);
-		return MEMMON_PTE_PRESENT;
-	}
-	return non_swap_entry(pte_to_swp_entry(pte)) ? MEMMON_PTE_OTHER :
-						       MEMMON_PTE_SWAP;
-}
-
-/*
- * Read, without locks, what the page tables of @mm map at @addr, and set
- * *ptep to the PTE's slot when the walk reached a page table (NULL when a
- * level above it is empty or maps a huge page).
- *
- * Context: the caller holds @mm's mmap_lock (for reading at least), so no
- * page-table page goes away under us: 6.1 frees them only under the write
- * lock (free_pgtables() after munmap's write section, khugepaged's and
- * MADV_COLLAPSE's retract_page_tables() with mmap_write_trylock()). Each
- * level is read once (READ_ONCE) and only ever changes from empty to
- * populated while the read lock is held; the offsets below re-read the
- * level above through its slot, which by then holds the value we tested.
- * The slot *ptep stays valid for as long as the caller keeps the lock.
- */
-static enum memmon_pte_state memmon_pte_peek(struct mm_struct *mm,
-					     unsigned long addr,
-					     unsigned long *pfn, pte_t **ptep)
-{
-	pgd_t *pgdp, pgd;
-	p4d_t *p4dp, p4d;
-	pud_t *pudp, pud;
-	pmd_t *pmdp, pmd;
-
-	*ptep = NULL;
-	pgdp = pgd_offset(mm, addr);
-	pgd = READ_ONCE(*pgdp);
-	if (pgd_none(pgd) || pgd_bad(pgd))
-		return MEMMON_PTE_NONE;
-	p4dp = p4d_offset(pgdp, addr);
-	p4d = READ_ONCE(*p4dp);
-	if (p4d_none(p4d) || p4d_bad(p4d))
-		return MEMMON_PTE_NONE;
-	pudp = pud_offset(p4dp, addr);
-	pud = READ_ONCE(*pudp);
-	if (pud_none(pud))
-		return MEMMON_PTE_NONE;
-	if (pud_leaf(pud)) {
-		if (!pud_present(pud))
-			return MEMMON_PTE_OTHER;
-		*pfn = pud_pfn(pud) + ((addr & ~PUD_MASK) >> PAGE_SHIFT);
-		return MEMMON_PTE_PRESENT;
-	}
-	if (pud_bad(pud))
-		return MEMMON_PTE_NONE;
-	pmdp = pmd_offset(pudp, addr);
-	pmd = READ_ONCE(*pmdp);
-	if (pmd_none(pmd))
-		return MEMMON_PTE_NONE;
-	if (!pmd_present(pmd))
-		return MEMMON_PTE_OTHER;	/* THP migration entry */
-	if (pmd_leaf(pmd)) {
-		*pfn = pmd_pfn(pmd) + ((addr & ~PMD_MASK) >> PAGE_SHIFT);
-		return MEMMON_PTE_PRESENT;
-	}
-	if (pmd_bad(pmd))
-		return MEMMON_PTE_NONE;
-	*ptep = pte_offset_kernel(pmdp, addr);
-	return memmon_pte_state(READ_ONCE(**ptep), pfn);
-}
 
 static u32 memmon_fault_class(struct vm_area_struct *vma,
 			      enum memmon_pte_state state)
@@ -304,6 +223,31 @@ static __always_inline void memmon_fault_begin(struct memmon_fault_call *call,
 }
 
 /*
+ * Is @pfn, which the fault mapped where another or nothing was before, and
+ * not the zero page, a page the fault allocated? The common case first: in
+ * an anonymous VMA (class ANON: not VM_MIXEDMAP, memmon_fault_class()) a
+ * PTE that was empty is filled only by do_anonymous_page(), with a fresh
+ * page or the zero page, so the struct page need not be read. Otherwise a
+ * fresh anonymous page (COW copy; not a swap-in's page) or a major
+ * fault's. A present PTE of class ANON maps a struct page (PFN, I/O and
+ * mixed maps are class OTHER): pfn_valid(), ~30 instructions, only of the
+ * others.
+ */
+static __always_inline bool memmon_fault_newpage(const struct memmon_fault_call *call,
+						 unsigned long pfn,
+						 vm_fault_t ret)
+{
+	if (call->fclass == MEMMON_FCLASS_ANON &&
+	    call->old_state == MEMMON_PTE_NONE)
+		return true;
+	if (call->fclass != MEMMON_FCLASS_ANON && !pfn_valid(pfn))
+		return false;
+	if (ret & VM_FAULT_MAJOR)
+		return true;
+	return call->fclass != MEMMON_FCLASS_SWAP && PageAnon(pfn_to_page(pfn));
+}
+
+/*
  * The return half: handle_mm_fault() returned @ret for the call @call
  * describes; record it for the sessions that still want it.
  * Context: preemption disabled, the same task as the entry; mmap_lock
@@ -314,32 +258,29 @@ static __always_inline void memmon_fault_end(const struct memmon_fault_call *cal
 					     vm_fault_t ret)
 {
 	enum memmon_pte_state state = MEMMON_PTE_NONE;
-	/* memset() below, once wanted: not also zeroed at entry by
-	 * CONFIG_INIT_STACK_ALL_ZERO (Debian's), on every return.
+	/*
+	 * Every field of the body is assigned below (the struct has no
+	 * holes), the header is the transport's: nothing to zero, neither
+	 * here nor by CONFIG_INIT_STACK_ALL_ZERO (Debian's) on every return.
 	 */
 	struct memmon_rec_fault rec __uninitialized;
 	unsigned long pfn = 0;
 	u64 sessions, now;
 	pte_t *ptep;
+	u32 flags = 0;
 
 	sessions = memmon_hook_sessions_current(MEMMON_EV_FAULT, 0);
 	if (!sessions)
 		return;
 	now = memmon_now();
 
-	memset(&rec, 0, sizeof(rec));
-	rec.addr = call->addr;
-	rec.ip = call->ip;
-	rec.access = call->access;
-	rec.fclass = call->fclass;
 	rec.result = memmon_fault_result(ret);
-	rec.duration_ns = now - call->start_ns;
 	if (!(call->fflags & FAULT_FLAG_USER))
-		rec.flags |= MEMMON_FAULTF_KERNEL;
+		flags |= MEMMON_FAULTF_KERNEL;
 	/* mm_account_fault()'s rule, see the top of this file. */
 	if (rec.result == MEMMON_FRES_HANDLED &&
 	    ((ret & VM_FAULT_MAJOR) || (call->fflags & FAULT_FLAG_TRIED)))
-		rec.flags |= MEMMON_FAULTF_MAJOR;
+		flags |= MEMMON_FAULTF_MAJOR;
 
 	/*
 	 * mmap_lock was held throughout unless RETRY or COMPLETED: the PTE
@@ -352,19 +293,12 @@ static __always_inline void memmon_fault_end(const struct memmon_fault_call *cal
 			memmon_pte_state(READ_ONCE(*call->ptep), &pfn) :
 			memmon_pte_peek(call->mm, call->addr, &pfn, &ptep);
 	if (state == MEMMON_PTE_PRESENT) {
-		rec.flags |= MEMMON_FAULTF_PFN;
-		rec.pfn = pfn;
-		/*
-		 * A present PTE of class ANON maps a struct page (PFN, I/O
-		 * and mixed maps are class OTHER, memmon_fault_class()): ask
-		 * pfn_valid(), ~30 instructions, only of the others.
-		 */
+		flags |= MEMMON_FAULTF_PFN;
 		if ((call->old_state != MEMMON_PTE_PRESENT || pfn != call->old_pfn) &&
-		    !is_zero_pfn(pfn) &&
-		    (call->fclass == MEMMON_FCLASS_ANON || pfn_valid(pfn)) &&
-		    ((PageAnon(pfn_to_page(pfn)) && call->fclass != MEMMON_FCLASS_SWAP) ||
-		     (ret & VM_FAULT_MAJOR)))
-			rec.flags |= MEMMON_FAULTF_NEWPAGE;
+		    !is_zero_pfn(pfn) && memmon_fault_newpage(call, pfn, ret))
+			flags |= MEMMON_FAULTF_NEWPAGE;
+	} else {
+		pfn = 0;
 	}
 
 	if ((ret & VM_FAULT_SIGSEGV) && call->fregs) {
@@ -372,8 +306,14 @@ static __always_inline void memmon_fault_end(const struct memmon_fault_call *cal
 		this_cpu_write(memmon_segv_note.addr, call->addr);
 	}
 
-	memmon_emit_rec(sessions, current, MEMMON_REC_FAULT, &rec, sizeof(rec),
-			NULL, 0, now);
+	rec.addr = call->addr;
+	rec.ip = call->ip;
+	rec.access = call->access;
+	rec.fclass = call->fclass;
+	rec.flags = flags;
+	rec.duration_ns = now - call->start_ns;
+	rec.pfn = pfn;
+	memmon_emit_fault(sessions, &rec, now);
 }
 
 /*
@@ -510,8 +450,7 @@ static int memmon_badarea_pre(struct kprobe *kp, struct pt_regs *regs)
 	rec.fclass = vma ? memmon_fault_class(vma, MEMMON_PTE_NONE) :
 			   MEMMON_FCLASS_NONE;
 	rec.result = MEMMON_FRES_SIGSEGV;
-	memmon_emit_rec(sessions, current, MEMMON_REC_FAULT, &rec, sizeof(rec),
-			NULL, 0, now);
+	memmon_emit_fault(sessions, &rec, now);
 	return 0;
 }
 

@@ -481,8 +481,7 @@ static int memmon_sys_return(struct kretprobe_instance *ri, struct pt_regs *regs
 	/* After any PATH record: see "PATH records" above. */
 	now = memmon_now();
 	rec.duration_ns = now - call->start_ns;
-	memmon_emit_rec(sessions, current, MEMMON_REC_SYSCALL, &rec,
-			sizeof(rec), NULL, 0, now);
+	memmon_emit_syscall(sessions, &rec, now);
 	return 0;
 }
 

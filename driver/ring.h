@@ -171,7 +171,7 @@ static inline void memmon_ring_init(struct memmon_ring *r,
  * Only compiler ordering matters between the local ops below: the other
  * party is an interrupt on this same CPU, which sees our program order.
  */
-static inline bool __memmon_ring_put(struct memmon_ring *r)
+static __always_inline bool __memmon_ring_put(struct memmon_ring *r)
 {
 	struct memmon_ring_page *pg = r->page;
 	u64 head, produced;
@@ -259,8 +259,9 @@ again:
  *
  * Return: where to write the record (contiguous, @size bytes), or NULL.
  */
-static inline void *memmon_ring_reserve(struct memmon_ring *r, u32 size,
-					u64 now_ns, bool *wake)
+static __always_inline void *memmon_ring_reserve(struct memmon_ring *r,
+						 u32 size, u64 now_ns,
+						 bool *wake)
 {
 	u64 cons, pub, head, need, pos;
 	bool report;
@@ -378,7 +379,7 @@ drop:
  * from here directly (NMI, scheduler locks): defer, e.g. irq_work_queue(),
  * which is [E].
  */
-static inline bool memmon_ring_commit(struct memmon_ring *r, void *rec)
+static __always_inline bool memmon_ring_commit(struct memmon_ring *r, void *rec)
 {
 	/* Commits come innermost first: the position needs no lookup. */
 	(void)rec;

@@ -183,6 +183,38 @@ static __always_inline void __memmon_emit_one(struct memmon_session *s,
 		irq_work_queue(&cr->wake);
 }
 
+/*
+ * The loop over the sessions of memmon_emit(). Inline: memmon_emit() and
+ * the fixed-size emitters below each have their own copy, in which a
+ * constant @body_len and an absent tail fold the size arithmetic away and
+ * turn the body's copy into a few moves.
+ */
+static __always_inline void __memmon_emit(u64 sessions,
+					  struct task_struct *task, u16 type,
+					  const void *body, u32 body_len,
+					  const void *tail, u32 tail_len,
+					  u64 time_ns)
+{
+	struct memmon_session *s;
+	struct memmon_rings *rings;
+	unsigned int cpu;
+
+	preempt_disable_notrace();
+	sessions &= READ_ONCE(memmon_masks.enabled);
+	cpu = smp_processor_id();
+	while (sessions) {
+		s = rcu_dereference_sched(memmon_sessions[__ffs64(sessions)]);
+		sessions &= sessions - 1;
+		if (unlikely(!s))
+			continue;
+		rings = memmon_session_rings_peek(s);
+		if (likely(rings))
+			__memmon_emit_one(s, rings, cpu, task, type, body,
+					  body_len, tail, tail_len, time_ns);
+	}
+	preempt_enable_notrace();
+}
+
 /**
  * memmon_emit() - write one record into the rings of some sessions
  * @sessions: the sessions (memmon_want()'s answer)
@@ -212,24 +244,30 @@ void memmon_emit(u64 sessions, struct task_struct *task, u16 type,
 		 const void *body, u32 body_len,
 		 const void *tail, u32 tail_len, u64 time_ns)
 {
-	struct memmon_session *s;
-	struct memmon_rings *rings;
-	unsigned int cpu;
+	__memmon_emit(sessions, task, type, body, body_len, tail, tail_len,
+		      time_ns);
+}
 
-	preempt_disable_notrace();
-	sessions &= READ_ONCE(memmon_masks.enabled);
-	cpu = smp_processor_id();
-	while (sessions) {
-		s = rcu_dereference_sched(memmon_sessions[__ffs64(sessions)]);
-		sessions &= sessions - 1;
-		if (unlikely(!s))
-			continue;
-		rings = memmon_session_rings_peek(s);
-		if (likely(rings))
-			__memmon_emit_one(s, rings, cpu, task, type, body,
-					  body_len, tail, tail_len, time_ns);
-	}
-	preempt_enable_notrace();
+/*
+ * memmon_emit() of the two records every watched process writes most of,
+ * for current, from their uapi struct (whose header the transport fills):
+ * the same, with the record's size known to the compiler. Contexts as
+ * memmon_emit().
+ */
+void memmon_emit_fault(u64 sessions, const struct memmon_rec_fault *rec,
+		       u64 time_ns)
+{
+	__memmon_emit(sessions, current, MEMMON_REC_FAULT,
+		      (const u8 *)rec + sizeof(rec->hdr),
+		      sizeof(*rec) - sizeof(rec->hdr), NULL, 0, time_ns);
+}
+
+void memmon_emit_syscall(u64 sessions, const struct memmon_rec_syscall *rec,
+			 u64 time_ns)
+{
+	__memmon_emit(sessions, current, MEMMON_REC_SYSCALL,
+		      (const u8 *)rec + sizeof(rec->hdr),
+		      sizeof(*rec) - sizeof(rec->hdr), NULL, 0, time_ns);
 }
 
 /* ---------------------------------------------------------------------

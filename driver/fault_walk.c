@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * memmon: what the page tables of a user address map, read without locks.
+ *
+ * The fault hooks read the PTE of the faulting address before
+ * handle_mm_fault() (a swap entry there is a swap-in) and after it (the
+ * pfn now mapped). This is the first half, on every watched fault: it is
+ * written to cost what the MMU's own walk does.
+ *
+ * Safety. The caller holds the mm's mmap_lock (for reading at least), so
+ * no page-table page goes away under us: 6.1 frees them only under the
+ * write lock (free_pgtables() after munmap's write section, khugepaged's
+ * and MADV_COLLAPSE's retract_page_tables() with mmap_write_trylock()).
+ * Each level is read once (READ_ONCE) and only ever changes from empty to
+ * populated while the read lock is held; the next level is found from the
+ * value read, never by reading the slot again. The PTE slot returned in
+ * *ptep stays valid for as long as the caller keeps the lock. No PTE lock:
+ * the answer is a snapshot, racy by nature (hook_faults.c says what that
+ * means for a record).
+ *
+ * Two walks. Where page-table values are physical addresses
+ * (memmon_pt_native(): all but Xen PV), an entry is followed the way the
+ * MMU follows it: present and not a leaf (no PSE) is a table, whatever its
+ * other bits; pgd_bad()'s and pud_bad()'s stricter tests, and the paravirt
+ * accessors with the masks they recompute from physical_mask and
+ * sme_me_mask at every level, made the walk ~140 instructions of a watched
+ * fault's ~700. An entry the MMU would not follow as a table is "nothing
+ * mapped" at the upper levels, as a bad one is in the generic walk. Leaves
+ * (huge pages) and non-present PMDs read as the generic walk reads them.
+ * Under Xen PV, the generic walk, with the kernel's accessors.
+ */
+#include "memmon.h"
+#include "fault_walk.h"
+
+/* A huge page at @addr mapped by a leaf entry whose pfn is @leaf_pfn. */
+static __always_inline enum memmon_pte_state
+memmon_pte_huge(unsigned long leaf_pfn, unsigned long addr,
+		unsigned long size_mask, unsigned long *pfn)
+{
+	*pfn = leaf_pfn + ((addr & ~size_mask) >> PAGE_SHIFT);
+	return MEMMON_PTE_PRESENT;
+}
+
+/* The table an upper-level entry points to, if the MMU would follow it. */
+static __always_inline void *memmon_pt_table(u64 val)
+{
+	if ((val & (_PAGE_PRESENT | _PAGE_PSE)) != _PAGE_PRESENT)
+		return NULL;
+	return __va(val & PTE_PFN_MASK);
+}
+
+static enum memmon_pte_state memmon_pte_walk_native(struct mm_struct *mm,
+						    unsigned long addr,
+						    unsigned long *pfn,
+						    pte_t **ptep)
+{
+	pgd_t *pgdp = pgd_offset(mm, addr);
+	u64 val = native_pgd_val(READ_ONCE(*pgdp));
+	void *table;
+
+	table = memmon_pt_table(val);
+	if (!table)
+		return MEMMON_PTE_NONE;
+	if (pgtable_l5_enabled()) {
+		val = native_p4d_val(READ_ONCE(*((p4d_t *)table + p4d_index(addr))));
+		table = memmon_pt_table(val);
+		if (!table)
+			return MEMMON_PTE_NONE;
+	}
+
+	val = native_pud_val(READ_ONCE(*((pud_t *)table + pud_index(addr))));
+	if ((val & (_PAGE_PSE | _PAGE_PRESENT)) == (_PAGE_PSE | _PAGE_PRESENT))
+		return memmon_pte_huge(pud_pfn(__pud(val)), addr, PUD_MASK, pfn);
+	table = memmon_pt_table(val);
+	if (!table)
+		return MEMMON_PTE_NONE;
+
+	val = native_pmd_val(READ_ONCE(*((pmd_t *)table + pmd_index(addr))));
+	if (!(val & ~_PAGE_KNL_ERRATUM_MASK))
+		return MEMMON_PTE_NONE;
+	if (!(val & (_PAGE_PRESENT | _PAGE_PROTNONE | _PAGE_PSE)))
+		return MEMMON_PTE_OTHER;	/* THP migration entry */
+	if (val & _PAGE_PSE)
+		return memmon_pte_huge(pmd_pfn(__pmd(val)), addr, PMD_MASK, pfn);
+	table = memmon_pt_table(val);
+	if (!table)
+		return MEMMON_PTE_NONE;
+
+	*ptep = (pte_t *)table + pte_index(addr);
+	return memmon_pte_state(READ_ONCE(**ptep), pfn);
+}
+
+/* The same with the kernel's accessors (Xen PV). */
+static enum memmon_pte_state memmon_pte_walk_generic(struct mm_struct *mm,
+						     unsigned long addr,
+						     unsigned long *pfn,
+						     pte_t **ptep)
+{
+	pgd_t *pgdp, pgd;
+	p4d_t *p4dp, p4d;
+	pud_t *pudp, pud;
+	pmd_t *pmdp, pmd;
+
+	pgdp = pgd_offset(mm, addr);
+	pgd = READ_ONCE(*pgdp);
+	if (pgd_none(pgd) || pgd_bad(pgd))
+		return MEMMON_PTE_NONE;
+	p4dp = p4d_offset(pgdp, addr);
+	p4d = READ_ONCE(*p4dp);
+	if (p4d_none(p4d) || p4d_bad(p4d))
+		return MEMMON_PTE_NONE;
+	pudp = pud_offset(p4dp, addr);
+	pud = READ_ONCE(*pudp);
+	if (pud_none(pud))
+		return MEMMON_PTE_NONE;
+	if (pud_leaf(pud))
+		return memmon_pte_huge(pud_pfn(pud), addr, PUD_MASK, pfn);
+	if (pud_bad(pud))
+		return MEMMON_PTE_NONE;
+	pmdp = pmd_offset(pudp, addr);
+	pmd = READ_ONCE(*pmdp);
+	if (pmd_none(pmd))
+		return MEMMON_PTE_NONE;
+	if (!pmd_present(pmd))
+		return MEMMON_PTE_OTHER;	/* THP migration entry */
+	if (pmd_leaf(pmd))
+		return memmon_pte_huge(pmd_pfn(pmd), addr, PMD_MASK, pfn);
+	if (pmd_bad(pmd))
+		return MEMMON_PTE_NONE;
+	*ptep = pte_offset_kernel(pmdp, addr);
+	return memmon_pte_state(READ_ONCE(**ptep), pfn);
+}
+
+/**
+ * memmon_pte_peek() - what the page tables of @mm map at @addr
+ * @mm:   the address space
+ * @addr: a user address
+ * @pfn:  out: the page frame mapped there, set only for MEMMON_PTE_PRESENT
+ *	  (of a huge page: the frame of @addr within it)
+ * @ptep: out: the PTE's slot when the walk reached a page table, NULL when
+ *	  a level above it is empty or maps a huge page
+ *
+ * Context: any in which @mm's mmap_lock is held by the caller, for reading
+ * at least (see the top of this file); never sleeps, takes no lock.
+ * Return: enum memmon_pte_state.
+ */
+enum memmon_pte_state memmon_pte_peek(struct mm_struct *mm,
+				      unsigned long addr,
+				      unsigned long *pfn, pte_t **ptep)
+{
+	*ptep = NULL;
+	if (memmon_pt_native())
+		return memmon_pte_walk_native(mm, addr, pfn, ptep);
+	return memmon_pte_walk_generic(mm, addr, pfn, ptep);
+}
