@@ -145,8 +145,8 @@ static struct memmon_filter memmon_fault_filter;
 static struct kprobe *memmon_badarea_kp;	/* [0] nosemaphore, [1] access_error */
 static unsigned long memmon_fault_missed_total;
 
-static u32 memmon_fault_class(struct vm_area_struct *vma,
-			      enum memmon_pte_state state)
+static __always_inline u32 memmon_fault_class(struct vm_area_struct *vma,
+					      enum memmon_pte_state state)
 {
 	if (state == MEMMON_PTE_SWAP)
 		return MEMMON_FCLASS_SWAP;
@@ -168,8 +168,11 @@ static u32 memmon_fault_class(struct vm_area_struct *vma,
 	return MEMMON_FCLASS_OTHER;
 }
 
-static u32 memmon_fault_result(vm_fault_t ret)
+static __always_inline u32 memmon_fault_result(vm_fault_t ret)
 {
+	/* The common case in one test. */
+	if (likely(!(ret & (VM_FAULT_ERROR | VM_FAULT_RETRY))))
+		return MEMMON_FRES_HANDLED;
 	if (ret & VM_FAULT_OOM)
 		return MEMMON_FRES_OOM;
 	if (ret & (VM_FAULT_SIGBUS | VM_FAULT_HWPOISON | VM_FAULT_HWPOISON_LARGE))
@@ -219,7 +222,7 @@ static __always_inline void memmon_fault_begin(struct memmon_fault_call *call,
 	call->old_state = memmon_pte_peek(call->mm, addr, &call->old_pfn,
 					  &call->ptep);
 	call->fclass = memmon_fault_class(vma, call->old_state);
-	call->start_ns = memmon_now();
+	call->start = memmon_span_begin(&call->start_tsc);
 }
 
 /*
@@ -311,7 +314,7 @@ static __always_inline void memmon_fault_end(const struct memmon_fault_call *cal
 	rec.access = call->access;
 	rec.fclass = call->fclass;
 	rec.flags = flags;
-	rec.duration_ns = now - call->start_ns;
+	rec.duration_ns = memmon_span_ns(call->start, call->start_tsc, now);
 	rec.pfn = pfn;
 	memmon_emit_fault(sessions, &rec, now);
 }

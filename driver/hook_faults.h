@@ -26,7 +26,7 @@
 
 /* What the entry half leaves for the return half. */
 struct memmon_fault_call {
-	u64 start_ns;
+	u64 start;		/* memmon_span_begin() */
 	unsigned long addr;
 	unsigned long ip;
 	unsigned long old_pfn;
@@ -37,6 +37,7 @@ struct memmon_fault_call {
 	u32 access;		/* MEMMON_FAULT_* */
 	u32 fclass;		/* enum memmon_fault_class */
 	u8 old_state;		/* enum memmon_pte_state (hook_faults.c) */
+	bool start_tsc;		/* the unit of start */
 };
 
 /*

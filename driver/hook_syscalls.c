@@ -127,10 +127,11 @@ static const struct memmon_sys_hook memmon_sys_hooks[] = {
 
 /* What the entry handler leaves for the return handler (kretprobe data). */
 struct memmon_sys_call {
-	u64 start_ns;
+	u64 start;		/* memmon_span_begin() */
 	u64 args[6];
 	u64 old_brk;		/* brk: the break before the call */
 	bool args_valid;	/* old_mmap: the user struct was readable */
+	bool start_tsc;		/* the unit of start */
 };
 
 /* The old_mmap argument block (arch/x86/kernel/sys_ia32.c has its own). */
@@ -438,7 +439,7 @@ static int memmon_sys_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	 */
 	call->old_brk = h->sys == MEMMON_SYS_BRK && current->mm ?
 			READ_ONCE(current->mm->brk) : 0;
-	call->start_ns = memmon_now();
+	call->start = memmon_span_begin(&call->start_tsc);
 	return 0;
 }
 
@@ -480,7 +481,7 @@ static int memmon_sys_return(struct kretprobe_instance *ri, struct pt_regs *regs
 	}
 	/* After any PATH record: see "PATH records" above. */
 	now = memmon_now();
-	rec.duration_ns = now - call->start_ns;
+	rec.duration_ns = memmon_span_ns(call->start, call->start_tsc, now);
 	memmon_emit_syscall(sessions, &rec, now);
 	return 0;
 }

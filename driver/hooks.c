@@ -611,6 +611,7 @@ int memmon_hooks_attach(void)
 	err = memmon_pathbuf_alloc();
 	if (err)
 		goto out_unlock;
+	memmon_clock_setup();	/* before a hook can start a duration */
 	for (i = 0; i < ARRAY_SIZE(memmon_hook_groups); i++) {
 		err = memmon_hook_groups[i].attach();
 		if (err) {

@@ -34,6 +34,7 @@
 #include <linux/stddef.h>
 #include <linux/tracepoint.h>
 
+#include "clock.h"
 #include "emit.h"
 
 /**
@@ -111,16 +112,6 @@ static __always_inline void memmon_emit_rec(u64 sessions,
 		    (const u8 *)rec + sizeof(struct memmon_rec_header),
 		    size - sizeof(struct memmon_rec_header),
 		    tail, tail_len, time_ns);
-}
-
-/*
- * Clock of every record: CLOCK_MONOTONIC (enum memmon_clock). A kprobe
- * that ends up on an int3 runs as an NMI, where only the fast accessor is
- * safe against an interrupted timekeeping update.
- */
-static __always_inline u64 memmon_now(void)
-{
-	return unlikely(in_nmi()) ? ktime_get_mono_fast_ns() : ktime_get_ns();
 }
 
 /* hooks.c: helpers shared by the groups. */

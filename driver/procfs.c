@@ -28,6 +28,7 @@
  * ones (memmon_proc_dying).
  */
 #include "memmon.h"
+#include "clock.h"
 #include "hooks.h"
 #include "session.h"
 #include "watch.h"
@@ -497,6 +498,7 @@ static int memmon_stats_show(struct seq_file *m, void *v)
 	seq_printf(m, "hooks_attached %d\n", attached);
 	seq_printf(m, "fault_hook %s\n", fault_hook);
 	seq_printf(m, "syscall_hook %s\n", sys_hook);
+	seq_printf(m, "duration_clock %s\n", memmon_clock_span_name());
 	seq_printf(m, "syscalls_missed %lu\n", sys_missed);
 	seq_printf(m, "faults_missed %lu\n", fault_missed);
 	seq_printf(m, "gates_armed %u\n", gates);
