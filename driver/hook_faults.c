@@ -88,6 +88,7 @@
 #include "hooks.h"
 #include "hook_faults.h"
 #include "fault_walk.h"
+#include "emit_inline.h"
 
 #include <linux/hugetlb.h>
 #include <linux/kprobes.h>
@@ -316,7 +317,10 @@ static __always_inline void memmon_fault_end(const struct memmon_fault_call *cal
 	rec.flags = flags;
 	rec.duration_ns = memmon_span_ns(call->start, call->start_tsc, now);
 	rec.pfn = pfn;
-	memmon_emit_fault(sessions, &rec, now);
+	/* memmon_emit_fault(), compiled in here: see emit_inline.h. */
+	__memmon_emit(sessions, current, MEMMON_REC_FAULT,
+		      (const u8 *)&rec + sizeof(rec.hdr),
+		      sizeof(rec) - sizeof(rec.hdr), NULL, 0, now);
 }
 
 /*

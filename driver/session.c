@@ -31,6 +31,7 @@
 #include "memmon.h"
 #include "emit.h"
 #include "session.h"
+#include "emit_inline.h"
 #include "watch.h"
 
 #include <linux/bitops.h>
@@ -88,7 +89,7 @@ DEFINE_STATIC_KEY_FALSE(memmon_active);
  *   memmon_active        lock (static_branch_*)        hooks (static branch)
  */
 static DEFINE_MUTEX(memmon_sessions_lock);
-static struct memmon_session __rcu *memmon_sessions[MEMMON_MAX_SESSIONS];
+struct memmon_session __rcu *memmon_sessions[MEMMON_MAX_SESSIONS];
 static u64 memmon_session_ids;
 static unsigned int memmon_nr_enabled;
 
@@ -107,113 +108,6 @@ static u64 memmon_ring_size_min(void)
 /* ---------------------------------------------------------------------
  * The event path
  */
-
-/*
- * The rings, if they exist yet: NULL, or rings whose initialisation is
- * visible (pairs with the store-release in __memmon_session_rings()).
- */
-static struct memmon_rings *memmon_session_rings_peek(struct memmon_session *s)
-{
-	/* Pairs with smp_store_release() in __memmon_session_rings(). */
-	return smp_load_acquire(&s->rings);
-}
-
-/* tgid and tid of @task as the session's opener sees them. */
-static void memmon_task_ids(const struct memmon_session *s,
-			    struct task_struct *task, u32 *tgid, u32 *tid)
-{
-	if (!task) {
-		*tgid = 0;
-		*tid = 0;
-	} else if (likely(s->pid_ns == &init_pid_ns)) {
-		*tgid = task->tgid;
-		*tid = task->pid;
-	} else {
-		*tgid = task_tgid_nr_ns(task, s->pid_ns);
-		*tid = task_pid_nr_ns(task, s->pid_ns);
-	}
-}
-
-/*
- * Write one record into @cpu's ring of @s. Preemption disabled, on @cpu;
- * @rings are @s's (non-NULL, seen with acquire). Inline: ten arguments,
- * four of them on the stack, cost a watched fault ~25 instructions as a
- * call.
- */
-static __always_inline void __memmon_emit_one(struct memmon_session *s,
-					      struct memmon_rings *rings,
-					      unsigned int cpu,
-					      struct task_struct *task, u16 type,
-					      const void *body, u32 body_len,
-					      const void *tail, u32 tail_len,
-					      u64 time_ns)
-{
-	struct memmon_cpu_ring *cr = per_cpu_ptr(rings->cpu, cpu);
-	struct memmon_rec_header *hdr;
-	u64 len, size64;
-	bool wake;
-	u8 *p;
-	u32 size;
-
-	len = sizeof(*hdr) + (u64)body_len + tail_len;
-	size64 = ALIGN(len, MEMMON_REC_ALIGN);
-	/* Too big for any ring: reserve drops it, and counts it lost. */
-	size = size64 > U32_MAX ? rounddown(U32_MAX, MEMMON_REC_ALIGN) : size64;
-
-	hdr = memmon_ring_reserve(&cr->ring, size, time_ns, &wake);
-	if (hdr) {
-		hdr->size = size;
-		hdr->type = type;
-		hdr->cpu = cpu;
-		hdr->time_ns = time_ns;
-		memmon_task_ids(s, task, &hdr->tgid, &hdr->tid);
-		p = (u8 *)(hdr + 1);
-		memcpy(p, body, body_len);
-		p += body_len;
-		if (tail_len)
-			memcpy(p, tail, tail_len);
-		p += tail_len;
-		/* Never leak stale ring bytes: the padding is zero. */
-		if (size > len)
-			memset(p, 0, size - len);
-		wake = memmon_ring_commit(&cr->ring, hdr);
-	}
-	/* [E]: the wakeup is deferred; producers never take the wq lock. */
-	if (wake)
-		irq_work_queue(&cr->wake);
-}
-
-/*
- * The loop over the sessions of memmon_emit(). Inline: memmon_emit() and
- * the fixed-size emitters below each have their own copy, in which a
- * constant @body_len and an absent tail fold the size arithmetic away and
- * turn the body's copy into a few moves.
- */
-static __always_inline void __memmon_emit(u64 sessions,
-					  struct task_struct *task, u16 type,
-					  const void *body, u32 body_len,
-					  const void *tail, u32 tail_len,
-					  u64 time_ns)
-{
-	struct memmon_session *s;
-	struct memmon_rings *rings;
-	unsigned int cpu;
-
-	preempt_disable_notrace();
-	sessions &= READ_ONCE(memmon_masks.enabled);
-	cpu = smp_processor_id();
-	while (sessions) {
-		s = rcu_dereference_sched(memmon_sessions[__ffs64(sessions)]);
-		sessions &= sessions - 1;
-		if (unlikely(!s))
-			continue;
-		rings = memmon_session_rings_peek(s);
-		if (likely(rings))
-			__memmon_emit_one(s, rings, cpu, task, type, body,
-					  body_len, tail, tail_len, time_ns);
-	}
-	preempt_enable_notrace();
-}
 
 /**
  * memmon_emit() - write one record into the rings of some sessions
