@@ -214,15 +214,14 @@ static long memmon_tramp_inflight(void)
  */
 static void memmon_tramp_wait(void)
 {
-	unsigned int waited_ms = 0;
+	long n = memmon_tramp_inflight();
 
-	while (memmon_tramp_inflight()) {
+	/* Said at once: an rmmod that hangs says why. */
+	if (n)
+		pr_info("unloading waits for %ld traced page faults to finish\n",
+			n);
+	while (memmon_tramp_inflight())
 		msleep(MEMMON_TRAMP_DRAIN_MS);
-		waited_ms += MEMMON_TRAMP_DRAIN_MS;
-		if (waited_ms == 5000)
-			pr_info("unloading waits for %ld traced page faults to finish\n",
-				memmon_tramp_inflight());
-	}
 	synchronize_rcu_tasks();	/* the last decrement's tail */
 }
 

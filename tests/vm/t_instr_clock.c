@@ -9,31 +9,31 @@
  *    module's guess agrees with /sys/devices/system/clocksource.
  * 2. For each of hook_span_tsc=0 (ktime) and =1 (the TSC, forced; every
  *    task of the workload stays on one CPU, where a TSC is monotonic):
- *    - a fault that a userfaultfd handler answers only after sleeping
- *      SLEEP_MS lasts at least that (nanosleep's guarantee, CLOCK_MONOTONIC),
- *      and no longer than from the moment before the touch to the record's
- *      own time (both CLOCK_MONOTONIC), give or take 1 % and 20 us for the
- *      TSC's calibrated frequency: a wrong unit or factor fails one side;
+ *    - munmap() of BIG populated bytes lasts at least the CPU time the
+ *      thread spent across the call (CLOCK_THREAD_CPUTIME_ID: time on a
+ *      CPU is never more than time elapsed) and at most the time elapsed
+ *      across it (CLOCK_MONOTONIC), give or take 5 % and 500 us for the
+ *      calibrated frequencies of the clocks (the TSC's against the HPET's,
+ *      in a VM): a wrong unit or factor fails one side;
+ *    - mmap(MAP_POPULATE) of BIG bytes likewise, and the faults recorded
+ *      inside it (GUP's; 4 KiB or 2 MiB pages, as THP has it) each last
+ *      more than 0 and together no longer than it;
  *    - every syscall of a loop of mmap/munmap lasts more than 0 and no
  *      longer than the time between its record and the thread's previous
- *      one (it began after that one ended), with the same tolerance.
+ *      SYSCALL record (it began after that one ended).
  * No speed is assumed: the bounds hold on any machine.
  */
 #include <fcntl.h>
-#include <poll.h>
-#include <pthread.h>
 #include <sched.h>
 #include <stdbool.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
-#include <linux/userfaultfd.h>
 
 #include "vmtest.h"
 #include "instr.h"
 
 #define P		4096UL
-#define SLEEP_MS	50
+#define BIG		(32UL << 20)
 #define NSYS		200
 #define PARAM		"/sys/module/memmon/parameters/"
 
@@ -94,80 +94,56 @@ static bool hooks_detached(void)
 	return false;
 }
 
+/* One call's window, as the child saw it. */
+struct span {
+	uint64_t mono0, mono1;	/* CLOCK_MONOTONIC before and after */
+	uint64_t cpu;		/* CLOCK_THREAD_CPUTIME_ID across it */
+};
+
 /* What the child tells the parent. */
 struct report {
-	uint64_t fault_addr;
-	uint64_t before_touch;	/* CLOCK_MONOTONIC, just before it */
-	uint64_t after_touch;
+	struct span pop, unmap;	/* mmap(MAP_POPULATE), munmap() of BIG */
 	int err;
 };
 
-static int uffd;
-static char *region;
-
-/* Answer one missing-page fault, SLEEP_MS after it was reported. */
-static void *handler(void *arg)
+static uint64_t cpu_ns(void)
 {
-	struct pollfd pfd = { .fd = uffd, .events = POLLIN };
-	struct uffd_msg msg;
-	static char page[P] __attribute__((aligned(4096)));
-	struct uffdio_copy copy;
-	struct timespec ts = { 0, SLEEP_MS * 1000000L };
+	struct timespec ts;
 
-	(void)arg;
-	if (poll(&pfd, 1, 30000) != 1 ||
-	    read(uffd, &msg, sizeof(msg)) != sizeof(msg) ||
-	    msg.event != UFFD_EVENT_PAGEFAULT)
-		return (void *)1;
-	while (nanosleep(&ts, &ts))
-		;
-	memset(page, 7, sizeof(page));
-	copy.dst = msg.arg.pagefault.address & ~(P - 1);
-	copy.src = (uintptr_t)page;
-	copy.len = P;
-	copy.mode = 0;
-	copy.copy = 0;
-	return ioctl(uffd, UFFDIO_COPY, &copy) ? (void *)2 : NULL;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 static void workload(int go, int out)
 {
-	struct uffdio_api api = { .api = UFFD_API };
-	struct uffdio_register reg;
 	struct report r = { 0 };
-	pthread_t th;
-	void *ret;
+	uint64_t c0;
+	char *big;
 	char c;
 	int i;
 
-	region = mmap(NULL, P, PROT_READ | PROT_WRITE,
-		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	uffd = syscall(SYS_userfaultfd, O_CLOEXEC);
-	if (region == MAP_FAILED || uffd < 0 || ioctl(uffd, UFFDIO_API, &api))
-		r.err = 1;
-	reg.range.start = (uintptr_t)region;
-	reg.range.len = P;
-	reg.mode = UFFDIO_REGISTER_MODE_MISSING;
-	if (!r.err && ioctl(uffd, UFFDIO_REGISTER, &reg))
-		r.err = 2;
-	if (!r.err && pthread_create(&th, NULL, handler, NULL))
-		r.err = 3;
 	if (read(go, &c, 1) != 1)
 		_exit(99);
-	if (!r.err) {
-		r.fault_addr = (uintptr_t)region + 8;
-		r.before_touch = mono_ns();
-		*(volatile char *)(region + 8) = 1;
-		r.after_touch = mono_ns();
-		if (pthread_join(th, &ret) || ret)
-			r.err = 4;
-	}
+	c0 = cpu_ns();
+	r.pop.mono0 = mono_ns();
+	big = mmap(NULL, BIG, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	r.pop.mono1 = mono_ns();
+	r.pop.cpu = cpu_ns() - c0;
+	if (big == MAP_FAILED)
+		r.err = 1;
+	c0 = cpu_ns();
+	r.unmap.mono0 = mono_ns();
+	if (!r.err && munmap(big, BIG))
+		r.err = 2;
+	r.unmap.mono1 = mono_ns();
+	r.unmap.cpu = cpu_ns() - c0;
 	for (i = 0; i < NSYS; i++) {
 		void *p = mmap(NULL, P, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 		if (p == MAP_FAILED || munmap(p, P))
-			r.err = 5;
+			r.err = 3;
 	}
 	if (write(out, &r, sizeof(r)) != sizeof(r))
 		_exit(98);
@@ -177,7 +153,21 @@ static void workload(int go, int out)
 /* @d (ns) is within @bound (ns) up to the TSC's calibration. */
 static bool within(uint64_t d, uint64_t bound)
 {
-	return d <= bound + bound / 100 + 20000;
+	return d <= bound + bound / 20 + 500000;
+}
+
+/* @d (ns) is at least @bound (ns), up to the same. */
+static bool atleast(uint64_t d, uint64_t bound)
+{
+	return d + d / 20 + 500000 >= bound;
+}
+
+/* A syscall's record lies in the window @w and lasts what @w allows. */
+static bool in_window(const struct memmon_rec_syscall *c, const struct span *w)
+{
+	return c->hdr.time_ns >= w->mono0 && c->hdr.time_ns <= w->mono1 &&
+	       within(c->duration_ns, w->mono1 - w->mono0) &&
+	       atleast(c->duration_ns, w->cpu);
 }
 
 static void one_mode(const char *mode, const char *want_clock)
@@ -186,11 +176,13 @@ static void one_mode(const char *mode, const char *want_clock)
 	struct report r = { 0 };
 	cpu_set_t one;
 	int go[2], out[2], st;
-	uint64_t prev = 0, longest = 0, longest_time = 0;	/* prev: last SYSCALL */
-	unsigned int nsys = 0, bad_sys = 0, nfault = 0;
+	const struct memmon_rec_syscall *pop = NULL, *unmap = NULL;
+	uint64_t prev = 0, fsum = 0;	/* prev: the last SYSCALL's time */
+	unsigned int nsys = 0, bad_sys = 0, nfault = 0, bad_fault = 0;
 	char clock[64];
+	pid_t pid, waited;
+	ssize_t got;
 	size_t i;
-	pid_t pid;
 
 	VT_OK(!write_file(PARAM "hook_span_tsc", mode) && hooks_detached(),
 	      "%s: hook_span_tsc=%s, hooks detached", want_clock, mode);
@@ -219,45 +211,59 @@ static void one_mode(const char *mode, const char *want_clock)
 	      clock);
 	if (write(go[1], "g", 1) != 1)
 		exit(1);
-	VT_OK(read(out[0], &r, sizeof(r)) == sizeof(r) && !r.err,
-	      "%s: the workload ran (err %d)", want_clock, r.err);
-	waitpid(pid, &st, 0);
+	got = read(out[0], &r, sizeof(r));
+	VT_OK(got == sizeof(r) && !r.err, "%s: the workload ran (err %d)",
+	      want_clock, r.err);
+	waited = waitpid(pid, &st, 0);
+	VT_OK(waited == pid && WIFEXITED(st) && !WEXITSTATUS(st),
+	      "%s: the child exited 0 (status %#x)", want_clock, st);
 	in_disable(&s);
 	in_drain(&s);
 	VT_OK(!s.lost && !in_stats_lost(&s), "%s: nothing lost", want_clock);
 
 	for (i = 0; i < s.n; i++) {
 		const struct memmon_rec_header *h = &s.recs[i]->hdr;
+		const struct memmon_rec_syscall *c = (const void *)h;
+		const struct memmon_rec_fault *f = (const void *)h;
 
 		if (h->tid != (uint32_t)pid)
 			continue;
-		if (h->type == MEMMON_REC_FAULT) {
-			const struct memmon_rec_fault *f = (const void *)h;
-
-			if (f->addr == r.fault_addr && f->duration_ns > longest) {
-				longest = f->duration_ns;
-				longest_time = h->time_ns;
-			}
-			nfault++;
-		} else if (h->type == MEMMON_REC_SYSCALL) {
-			const struct memmon_rec_syscall *c = (const void *)h;
-
+		if (h->type == MEMMON_REC_SYSCALL) {
+			if (c->sys == MEMMON_SYS_MMAP && c->args[1] == BIG)
+				pop = c;
+			else if (c->sys == MEMMON_SYS_MUNMAP && c->args[1] == BIG)
+				unmap = c;
 			if (!c->duration_ns ||
 			    (prev && !within(c->duration_ns, h->time_ns - prev)))
 				bad_sys++;
 			nsys++;
 			prev = h->time_ns;
+		} else if (h->type == MEMMON_REC_FAULT &&
+			   (f->flags & MEMMON_FAULTF_KERNEL) &&
+			   h->time_ns >= r.pop.mono0 && h->time_ns <= r.pop.mono1) {
+			fsum += f->duration_ns;
+			bad_fault += !f->duration_ns;
+			nfault++;
 		}
 	}
-	printf("# %s: fault %llu ns (touch %llu ns), %u syscalls\n", want_clock,
-	       (unsigned long long)longest,
-	       (unsigned long long)(r.after_touch - r.before_touch), nsys);
-	VT_OK(longest >= SLEEP_MS * 1000000ULL,
-	      "%s: the uffd fault lasted >= %d ms (%llu ns)", want_clock,
-	      SLEEP_MS, (unsigned long long)longest);
-	VT_OK(longest_time >= r.before_touch && longest_time <= r.after_touch &&
-		      within(longest, longest_time - r.before_touch),
-	      "%s: ... and no longer than since the touch began", want_clock);
+	printf("# %s: populate %llu ns (cpu %llu, elapsed %llu; %u faults, %llu ns), munmap %llu ns (cpu %llu, elapsed %llu)\n",
+	       want_clock, pop ? (unsigned long long)pop->duration_ns : 0,
+	       (unsigned long long)r.pop.cpu,
+	       (unsigned long long)(r.pop.mono1 - r.pop.mono0), nfault,
+	       (unsigned long long)fsum,
+	       unmap ? (unsigned long long)unmap->duration_ns : 0,
+	       (unsigned long long)r.unmap.cpu,
+	       (unsigned long long)(r.unmap.mono1 - r.unmap.mono0));
+	VT_OK(unmap && in_window(unmap, &r.unmap),
+	      "%s: munmap of %lu MiB lasts between its CPU time and its elapsed time",
+	      want_clock, BIG >> 20);
+	VT_OK(pop && in_window(pop, &r.pop),
+	      "%s: mmap(MAP_POPULATE) of %lu MiB likewise", want_clock,
+	      BIG >> 20);
+	VT_OK(pop && nfault && !bad_fault &&
+	      within(fsum, pop->duration_ns),
+	      "%s: its %u faults each last > 0 (%u not), together %llu ns, no longer than it",
+	      want_clock, nfault, bad_fault, (unsigned long long)fsum);
 	VT_OK(nsys >= 2 * NSYS && !bad_sys,
 	      "%s: %u syscalls, each > 0 and within its gap (%u not)",
 	      want_clock, nsys, bad_sys);

@@ -15,6 +15,11 @@
 #     and leave it loaded, the tasks still asleep where they were; the
 #     hooks attach and detach again meanwhile; once the tasks have
 #     finished, rmmod must succeed.
+#  3. the trampoline again, the hooks left lingering after the session is
+#     closed (hooks_linger_ms=600000): rmmod itself detaches them, and
+#     memmon's exit must wait for the sleeping faults (the module is seen
+#     "Unloading", rmmod still running, the tasks still asleep), then
+#     finish once they have returned.
 #
 # The slow device: ext4 on dm-delay over a loop device over a file in /tmp.
 # It is made with no delay, the files are written and dropped from the page
@@ -97,10 +102,11 @@ recool() {
 	stat "$work/mnt"/* >/dev/null
 }
 
-# unload_case MODE INSMOD-ARGS...: MODE free (rmmod must succeed at once)
-# or busy (rmmod must be refused until the sleepers have finished).
+# unload_case MODE INSMOD-ARGS...: MODE free (rmmod must succeed at once),
+# busy (rmmod must be refused until the sleepers have finished) or exit
+# (rmmod must wait in the module's exit until they have).
 unload_case() {
-	local mode=$1 line w i idle=
+	local mode=$1 line w i idle= rm_pid=
 	shift
 	n=$((n + 1))
 	if insmod "$MEMMON_KO" "$@"; then echo "ok $n - insmod $*"; else
@@ -111,7 +117,25 @@ unload_case() {
 	w=$!
 	read -r line <"$work/ready"
 	n=$((n + 1))
-	if [ "$mode" = free ]; then
+	if [ "$mode" = exit ]; then
+		# Expectation: rmmod blocks in memmon's exit, which detached
+		# the lingering hooks and waits for the faults' frames.
+		rmmod memmon 2>"$work/rmmod.err" &
+		rm_pid=$!
+		for i in $(seq 300); do
+			dmesg | grep -q 'unloading waits for [0-9]* traced page faults' &&
+				break
+			sleep 0.1
+		done
+		if [ "$line" = ready ] && kill -0 "$rm_pid" 2>/dev/null &&
+			grep -q '^memmon .* Unloading' /proc/modules &&
+			dmesg | grep -q 'unloading waits for [0-9]* traced page faults'; then
+			echo "ok $n - rmmod with the hooks lingering waits in the module's exit for the faults under the trampoline"
+		else
+			echo "not ok $n - rmmod with the hooks lingering waits in the module's exit for the faults under the trampoline"
+			grep '^memmon ' /proc/modules
+		fi
+	elif [ "$mode" = free ]; then
 		# Expectation: the hooks are detached and nothing pins the module.
 		if [ "$line" = ready ] && rmmod memmon; then
 			echo "ok $n - rmmod while the watched tasks still sleep in hooked calls"
@@ -149,6 +173,16 @@ unload_case() {
 	echo go >"$work/go"
 	wait $w
 	[ "$mode" = free ] && return
+	if [ "$mode" = exit ]; then
+		n=$((n + 1))
+		if wait "$rm_pid" && ! grep -q '^memmon ' /proc/modules; then
+			echo "ok $n - ... and rmmod succeeds once they have returned"
+		else
+			echo "not ok $n - ... and rmmod succeeds once they have returned"
+			cat "$work/rmmod.err"
+		fi
+		return
+	fi
 	n=$((n + 1))
 	if echo "-$idle" >/proc/memmon/watch-pids &&
 		grep -qx 'hooks_attached 0' /proc/memmon/stats; then
@@ -175,3 +209,5 @@ unload_case() {
 unload_case free hook_fault_direct=0
 recool
 unload_case busy hooks_linger_ms=0
+recool
+unload_case exit hooks_linger_ms=600000
