@@ -41,12 +41,17 @@ memmon_pte_huge(unsigned long leaf_pfn, unsigned long addr,
 	return MEMMON_PTE_PRESENT;
 }
 
-/* The table an upper-level entry points to, if the MMU would follow it. */
-static __always_inline void *memmon_pt_table(u64 val)
+/*
+ * Does the MMU follow the upper-level entry @val to a table? Then *@table
+ * is where it points. (A bool, not a NULL pointer: the compiler cannot know
+ * that __va() of a table is never NULL, and would test it again.)
+ */
+static __always_inline bool memmon_pt_table(u64 val, void **table)
 {
 	if ((val & (_PAGE_PRESENT | _PAGE_PSE)) != _PAGE_PRESENT)
-		return NULL;
-	return __va(val & PTE_PFN_MASK);
+		return false;
+	*table = __va(val & PTE_PFN_MASK);
+	return true;
 }
 
 static enum memmon_pte_state memmon_pte_walk_native(struct mm_struct *mm,
@@ -58,21 +63,18 @@ static enum memmon_pte_state memmon_pte_walk_native(struct mm_struct *mm,
 	u64 val = native_pgd_val(READ_ONCE(*pgdp));
 	void *table;
 
-	table = memmon_pt_table(val);
-	if (!table)
+	if (!memmon_pt_table(val, &table))
 		return MEMMON_PTE_NONE;
 	if (pgtable_l5_enabled()) {
 		val = native_p4d_val(READ_ONCE(*((p4d_t *)table + p4d_index(addr))));
-		table = memmon_pt_table(val);
-		if (!table)
+		if (!memmon_pt_table(val, &table))
 			return MEMMON_PTE_NONE;
 	}
 
 	val = native_pud_val(READ_ONCE(*((pud_t *)table + pud_index(addr))));
 	if ((val & (_PAGE_PSE | _PAGE_PRESENT)) == (_PAGE_PSE | _PAGE_PRESENT))
 		return memmon_pte_huge(pud_pfn(__pud(val)), addr, PUD_MASK, pfn);
-	table = memmon_pt_table(val);
-	if (!table)
+	if (!memmon_pt_table(val, &table))
 		return MEMMON_PTE_NONE;
 
 	val = native_pmd_val(READ_ONCE(*((pmd_t *)table + pmd_index(addr))));
@@ -82,8 +84,7 @@ static enum memmon_pte_state memmon_pte_walk_native(struct mm_struct *mm,
 		return MEMMON_PTE_OTHER;	/* THP migration entry */
 	if (val & _PAGE_PSE)
 		return memmon_pte_huge(pmd_pfn(__pmd(val)), addr, PMD_MASK, pfn);
-	table = memmon_pt_table(val);
-	if (!table)
+	if (!memmon_pt_table(val, &table))
 		return MEMMON_PTE_NONE;
 
 	*ptep = (pte_t *)table + pte_index(addr);
