@@ -231,17 +231,19 @@ static __always_inline void memmon_fault_begin(struct memmon_fault_call *call,
  * not the zero page, a page the fault allocated? The common case first: in
  * an anonymous VMA (class ANON: not VM_MIXEDMAP, memmon_fault_class()) a
  * PTE that was empty is filled only by do_anonymous_page(), with a fresh
- * page or the zero page, so the struct page need not be read. Otherwise a
+ * page or the zero page, so the struct page need not be read. Only a PTE:
+ * an empty PMD may be filled with the huge zero page (a THP read fault),
+ * which is_zero_pfn() does not know, and PageAnon() tells apart. Otherwise a
  * fresh anonymous page (COW copy; not a swap-in's page) or a major
  * fault's. A present PTE of class ANON maps a struct page (PFN, I/O and
  * mixed maps are class OTHER): pfn_valid(), ~30 instructions, only of the
  * others.
  */
 static __always_inline bool memmon_fault_newpage(const struct memmon_fault_call *call,
-						 unsigned long pfn,
+						 unsigned long pfn, bool pte_level,
 						 vm_fault_t ret)
 {
-	if (call->fclass == MEMMON_FCLASS_ANON &&
+	if (pte_level && call->fclass == MEMMON_FCLASS_ANON &&
 	    call->old_state == MEMMON_PTE_NONE)
 		return true;
 	if (call->fclass != MEMMON_FCLASS_ANON && !pfn_valid(pfn))
@@ -270,6 +272,7 @@ static __always_inline void memmon_fault_end(const struct memmon_fault_call *cal
 	struct memmon_rec_fault rec __uninitialized;
 	unsigned long pfn = 0;
 	u64 sessions, now;
+	bool pte_level = false;	/* state is a PTE's, not a huge page's */
 	pte_t *ptep;
 	u32 flags = 0;
 
@@ -292,14 +295,21 @@ static __always_inline void memmon_fault_end(const struct memmon_fault_call *cal
 	 * so one load replaces a walk. No slot then: walk (the fault may
 	 * have allocated the page table, or mapped a huge page).
 	 */
-	if (!(ret & (VM_FAULT_RETRY | VM_FAULT_COMPLETED)))
-		state = call->ptep ?
-			memmon_pte_state(READ_ONCE(*call->ptep), &pfn) :
-			memmon_pte_peek(call->mm, call->addr, &pfn, &ptep);
+	if (!(ret & (VM_FAULT_RETRY | VM_FAULT_COMPLETED))) {
+		if (call->ptep) {
+			state = memmon_pte_state(READ_ONCE(*call->ptep), &pfn);
+			pte_level = true;
+		} else {
+			state = memmon_pte_peek(call->mm, call->addr, &pfn,
+						&ptep);
+			pte_level = ptep;
+		}
+	}
 	if (state == MEMMON_PTE_PRESENT) {
 		flags |= MEMMON_FAULTF_PFN;
 		if ((call->old_state != MEMMON_PTE_PRESENT || pfn != call->old_pfn) &&
-		    !is_zero_pfn(pfn) && memmon_fault_newpage(call, pfn, ret))
+		    !is_zero_pfn(pfn) &&
+		    memmon_fault_newpage(call, pfn, pte_level, ret))
 			flags |= MEMMON_FAULTF_NEWPAGE;
 	} else {
 		pfn = 0;

@@ -261,6 +261,44 @@ static void w_anon(void)
 }
 
 /* Shared memory: MAP_SHARED|MAP_ANONYMOUS and a /dev/shm file. */
+/*
+ * Transparent huge pages (MADV_HUGEPAGE, 2 MiB aligned): a read first
+ * touch maps the huge zero page, a write then copies; a write first touch
+ * of another 2 MiB maps a new huge page. base[2] is a NOHUGEPAGE page read
+ * for the 4 KiB zero page's pfn; pagemap[0][0] is what the read mapped,
+ * pagemap[1][0] the 4 KiB zero page.
+ */
+#define HPAGE (2UL << 20)
+
+static void w_thp(void)
+{
+	char *m = mmap(NULL, 4 * HPAGE, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *z = mmap(NULL, P, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	volatile char *a;
+
+	if (m == MAP_FAILED || z == MAP_FAILED ||
+	    prctl(PR_SET_THP_DISABLE, 0, 0, 0, 0))
+		_exit(1);
+	a = (char *)(((uintptr_t)m + HPAGE - 1) & ~(HPAGE - 1));
+	if (madvise((void *)a, 2 * HPAGE, MADV_HUGEPAGE) ||
+	    madvise(z, P, MADV_NOHUGEPAGE))
+		_exit(2);
+	sh->base[0] = (uintptr_t)a;
+	sh->len[0] = HPAGE;
+	sh->base[1] = (uintptr_t)a + HPAGE;
+	sh->len[1] = HPAGE;
+	sh->base[2] = (uintptr_t)z;
+	sh->len[2] = P;
+	(void)a[0];
+	(void)*(volatile char *)z;
+	sh->pagemap_ok = read_pagemap(sh->base[0], 1, sh->pagemap[0]) &&
+			 read_pagemap(sh->base[2], 1, sh->pagemap[1]);
+	a[0] = 1;
+	a[HPAGE] = 1;
+}
+
 static void w_shmem(void)
 {
 	char *a = mmap(NULL, 64 * P, PROT_READ | PROT_WRITE,
@@ -544,6 +582,43 @@ static void test_anon(void)
 	in_close(&s);
 }
 
+static void test_thp(void)
+{
+	const struct memmon_rec_fault *f[8];
+	struct in_sess s;
+	struct result r;
+	uint64_t pfn_mask = (1ULL << 55) - 1, rd_pfn, zero_pfn;
+	size_t n, m;
+
+	VT_SUCCESS(run(w_thp, &s, &r), "thp: workload ran");
+	check_counts("thp", &s, &r);
+	rd_pfn = sh->pagemap[0][0] & pfn_mask;
+	zero_pfn = sh->pagemap[1][0] & pfn_mask;
+	/* The premise: the read mapped the huge zero page, not the 4 KiB one. */
+	VT_OK(sh->pagemap_ok && (sh->pagemap[0][0] >> 63) && rd_pfn &&
+	      rd_pfn != zero_pfn,
+	      "thp: a read first touch mapped the huge zero page (pfn %#llx, the 4 KiB one %#llx)",
+	      (unsigned long long)rd_pfn, (unsigned long long)zero_pfn);
+	n = faults_in(&s, sh->base[0], sh->len[0], f, 8);
+	/* Expectation: the read maps a page nobody allocated, the write a copy. */
+	VT_OK(n == 2 && f[0]->access == MEMMON_FAULT_READ &&
+	      f[0]->result == MEMMON_FRES_HANDLED &&
+	      f[0]->flags == MEMMON_FAULTF_PFN && f[0]->pfn == rd_pfn &&
+	      f[1]->access == MEMMON_FAULT_WRITE &&
+	      f[1]->flags == (MEMMON_FAULTF_PFN | MEMMON_FAULTF_NEWPAGE),
+	      "thp: read of the huge zero page: no new page; the write after it: a new page (%zu records)",
+	      n);
+	if (n && !(n == 2 && f[0]->flags == MEMMON_FAULTF_PFN))
+		in_dump((const void *)f[0]);
+	m = faults_in(&s, sh->base[1], sh->len[1], f, 8);
+	/* Expectation: a write first touch allocates (a huge page). */
+	VT_OK(m == 1 && f[0]->access == MEMMON_FAULT_WRITE &&
+	      f[0]->fclass == MEMMON_FCLASS_ANON &&
+	      f[0]->flags == (MEMMON_FAULTF_PFN | MEMMON_FAULTF_NEWPAGE),
+	      "thp: write first touch: a new page (%zu records)", m);
+	in_close(&s);
+}
+
 static void test_shmem(void)
 {
 	const struct memmon_rec_fault *f[80];
@@ -709,6 +784,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
 	test_anon();
+	test_thp();
 	test_shmem();
 	test_file();
 	test_swap();
