@@ -174,8 +174,6 @@ static __always_inline u64 memmon_want(u64 sessions, enum memmon_event ev,
 void memmon_emit(u64 sessions, struct task_struct *task, u16 type,
 		 const void *body, u32 body_len,
 		 const void *tail, u32 tail_len, u64 time_ns);
-void memmon_emit_fault(u64 sessions, const struct memmon_rec_fault *rec,
-		       u64 time_ns);
 void memmon_emit_syscall(u64 sessions, const struct memmon_rec_syscall *rec,
 			 u64 time_ns);
 

@@ -6,7 +6,7 @@
  * the call across it. A watched page fault is the commonest record and the
  * one whose cost is measured against the fault itself: its return half
  * (hook_faults.c) compiles this loop into itself, so the record goes from
- * the hook's registers to the ring without a call or a copy on the stack.
+ * the hook's stack to the ring without a call across the seam.
  * Everything here is session.c's, exposed only for that: the rules of
  * memmon_sessions[] and of the rings are at the top of session.c and in
  * ring.h.
@@ -105,8 +105,8 @@ static __always_inline void __memmon_emit_one(struct memmon_session *s,
 }
 
 /*
- * The loop over the sessions of memmon_emit(). Inline: memmon_emit(), the
- * fixed-size emitters (session.c) and the fault hook's return half each
+ * The loop over the sessions of memmon_emit(). Inline: memmon_emit(),
+ * memmon_emit_syscall() (session.c) and the fault hook (hook_faults.c) each
  * have their own copy, in which a constant @body_len and an absent tail
  * fold the size arithmetic away and turn the body's copy into a few moves.
  * Contexts and rules: memmon_emit()'s.

@@ -196,6 +196,20 @@ static unsigned long memmon_user_ip(void)
 }
 
 /*
+ * memmon_emit() of a fault record built on the stack (its header is the
+ * transport's), with the emit loop compiled in here: see emit_inline.h.
+ * Context: as memmon_emit().
+ */
+static __always_inline void memmon_fault_emit(u64 sessions,
+					      const struct memmon_rec_fault *rec,
+					      u64 time_ns)
+{
+	__memmon_emit(sessions, current, MEMMON_REC_FAULT,
+		      (const u8 *)rec + sizeof(rec->hdr),
+		      sizeof(*rec) - sizeof(rec->hdr), NULL, 0, time_ns);
+}
+
+/*
  * The entry half: what is known before handle_mm_fault(vma, addr, flags,
  * fregs) runs, into @call.
  * Context: preemption disabled, task context, mmap_lock held by the caller
@@ -327,10 +341,7 @@ static __always_inline void memmon_fault_end(const struct memmon_fault_call *cal
 	rec.flags = flags;
 	rec.duration_ns = memmon_span_ns(call->start, call->start_tsc, now);
 	rec.pfn = pfn;
-	/* memmon_emit_fault(), compiled in here: see emit_inline.h. */
-	__memmon_emit(sessions, current, MEMMON_REC_FAULT,
-		      (const u8 *)&rec + sizeof(rec.hdr),
-		      sizeof(rec) - sizeof(rec.hdr), NULL, 0, now);
+	memmon_fault_emit(sessions, &rec, now);
 }
 
 /*
@@ -467,7 +478,7 @@ static int memmon_badarea_pre(struct kprobe *kp, struct pt_regs *regs)
 	rec.fclass = vma ? memmon_fault_class(vma, MEMMON_PTE_NONE) :
 			   MEMMON_FCLASS_NONE;
 	rec.result = MEMMON_FRES_SIGSEGV;
-	memmon_emit_fault(sessions, &rec, now);
+	memmon_fault_emit(sessions, &rec, now);
 	return 0;
 }
 

@@ -143,19 +143,11 @@ void memmon_emit(u64 sessions, struct task_struct *task, u16 type,
 }
 
 /*
- * memmon_emit() of the two records every watched process writes most of,
- * for current, from their uapi struct (whose header the transport fills):
- * the same, with the record's size known to the compiler. Contexts as
- * memmon_emit().
+ * memmon_emit() of a syscall record (every watched call writes one) for
+ * current, from its uapi struct (whose header the transport fills): the
+ * same, with the record's size known to the compiler. (The fault hook
+ * compiles the loop into itself: hook_faults.c.) Contexts as memmon_emit().
  */
-void memmon_emit_fault(u64 sessions, const struct memmon_rec_fault *rec,
-		       u64 time_ns)
-{
-	__memmon_emit(sessions, current, MEMMON_REC_FAULT,
-		      (const u8 *)rec + sizeof(rec->hdr),
-		      sizeof(*rec) - sizeof(rec->hdr), NULL, 0, time_ns);
-}
-
 void memmon_emit_syscall(u64 sessions, const struct memmon_rec_syscall *rec,
 			 u64 time_ns)
 {
