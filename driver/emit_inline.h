@@ -5,8 +5,9 @@
  * emit.h is the seam between the hooks and the transport, and memmon_emit()
  * the call across it. A watched page fault is the commonest record and the
  * one whose cost is measured against the fault itself: its return half
- * (hook_faults.c) compiles this loop into itself, so the record goes from
- * the hook's stack to the ring without a call across the seam.
+ * (hook_faults.c) compiles this loop into itself, and writes the record's
+ * fields straight into each ring (a fill function, below): no call across
+ * the seam, no copy of the record on the stack.
  * Everything here is session.c's, exposed only for that: the rules of
  * memmon_sessions[] and of the rings are at the top of session.c and in
  * ring.h.
@@ -56,6 +57,16 @@ static inline void memmon_task_ids(const struct memmon_session *s,
 }
 
 /*
+ * Writes a record's body, everything after the header at @hdr, from @ctx:
+ * exactly the body_len bytes its emit said (the transport zeroes the
+ * padding). Always a constant, inline function: each emit site's loop
+ * compiles it in, so that a record built field by field goes straight into
+ * the ring, with no copy on the stack in between.
+ * Context: the emit's, inside a ring's reserve and commit; must not emit.
+ */
+typedef void (*memmon_fill_t)(struct memmon_rec_header *hdr, const void *ctx);
+
+/*
  * Write one record into @cpu's ring of @s. Preemption disabled, on @cpu;
  * @rings are @s's (non-NULL, seen with acquire). Inline: ten arguments,
  * four of them on the stack, cost a watched fault ~25 instructions as a
@@ -65,18 +76,16 @@ static __always_inline void __memmon_emit_one(struct memmon_session *s,
 					      struct memmon_rings *rings,
 					      unsigned int cpu,
 					      struct task_struct *task, u16 type,
-					      const void *body, u32 body_len,
-					      const void *tail, u32 tail_len,
-					      u64 time_ns)
+					      u64 body_len, memmon_fill_t fill,
+					      const void *ctx, u64 time_ns)
 {
 	struct memmon_cpu_ring *cr = per_cpu_ptr(rings->cpu, cpu);
 	struct memmon_rec_header *hdr;
 	u64 len, size64;
 	bool wake;
-	u8 *p;
 	u32 size;
 
-	len = sizeof(*hdr) + (u64)body_len + tail_len;
+	len = sizeof(*hdr) + body_len;
 	size64 = ALIGN(len, MEMMON_REC_ALIGN);
 	/* Too big for any ring: reserve drops it, and counts it lost. */
 	size = size64 > U32_MAX ? rounddown(U32_MAX, MEMMON_REC_ALIGN) : size64;
@@ -88,15 +97,10 @@ static __always_inline void __memmon_emit_one(struct memmon_session *s,
 		hdr->cpu = cpu;
 		hdr->time_ns = time_ns;
 		memmon_task_ids(s, task, &hdr->tgid, &hdr->tid);
-		p = (u8 *)(hdr + 1);
-		memcpy(p, body, body_len);
-		p += body_len;
-		if (tail_len)
-			memcpy(p, tail, tail_len);
-		p += tail_len;
+		fill(hdr, ctx);
 		/* Never leak stale ring bytes: the padding is zero. */
 		if (size > len)
-			memset(p, 0, size - len);
+			memset((u8 *)hdr + len, 0, size - len);
 		wake = memmon_ring_commit(&cr->ring, hdr);
 	}
 	/* [E]: the wakeup is deferred; producers never take the wq lock. */
@@ -105,17 +109,18 @@ static __always_inline void __memmon_emit_one(struct memmon_session *s,
 }
 
 /*
- * The loop over the sessions of memmon_emit(). Inline: memmon_emit(),
+ * The loop over the sessions of memmon_emit(), for a record of @body_len
+ * bytes after its header that @fill writes from @ctx. Inline: memmon_emit(),
  * memmon_emit_syscall() (session.c) and the fault hook (hook_faults.c) each
- * have their own copy, in which a constant @body_len and an absent tail
- * fold the size arithmetic away and turn the body's copy into a few moves.
+ * have their own copy, in which a constant @body_len folds the size
+ * arithmetic away and @fill compiles in.
  * Contexts and rules: memmon_emit()'s.
  */
-static __always_inline void __memmon_emit(u64 sessions,
-					  struct task_struct *task, u16 type,
-					  const void *body, u32 body_len,
-					  const void *tail, u32 tail_len,
-					  u64 time_ns)
+static __always_inline void __memmon_emit_fill(u64 sessions,
+					       struct task_struct *task,
+					       u16 type, u64 body_len,
+					       memmon_fill_t fill,
+					       const void *ctx, u64 time_ns)
 {
 	struct memmon_session *s;
 	struct memmon_rings *rings;
@@ -131,10 +136,45 @@ static __always_inline void __memmon_emit(u64 sessions,
 			continue;
 		rings = memmon_session_rings_peek(s);
 		if (likely(rings))
-			__memmon_emit_one(s, rings, cpu, task, type, body,
-					  body_len, tail, tail_len, time_ns);
+			__memmon_emit_one(s, rings, cpu, task, type, body_len,
+					  fill, ctx, time_ns);
 	}
 	preempt_enable_notrace();
+}
+
+/* A body given as bytes: @body, then @tail (memmon_emit()'s arguments). */
+struct memmon_fill_bytes {
+	const void *body;
+	const void *tail;
+	u32 body_len;
+	u32 tail_len;
+};
+
+static __always_inline void memmon_fill_bytes(struct memmon_rec_header *hdr,
+					      const void *ctx)
+{
+	const struct memmon_fill_bytes *b = ctx;
+	u8 *p = (u8 *)(hdr + 1);
+
+	memcpy(p, b->body, b->body_len);
+	if (b->tail_len)
+		memcpy(p + b->body_len, b->tail, b->tail_len);
+}
+
+/* __memmon_emit_fill() of a body given as bytes (memmon_emit()'s). */
+static __always_inline void __memmon_emit(u64 sessions,
+					  struct task_struct *task, u16 type,
+					  const void *body, u32 body_len,
+					  const void *tail, u32 tail_len,
+					  u64 time_ns)
+{
+	const struct memmon_fill_bytes b = {
+		.body = body, .tail = tail,
+		.body_len = body_len, .tail_len = tail_len,
+	};
+
+	__memmon_emit_fill(sessions, task, type, (u64)body_len + tail_len,
+			   memmon_fill_bytes, &b, time_ns);
 }
 
 #endif /* _MEMMON_EMIT_INLINE_H */

@@ -154,3 +154,23 @@ enum memmon_pte_state memmon_pte_peek(struct mm_struct *mm,
 		return memmon_pte_walk_native(mm, addr, pfn, ptep);
 	return memmon_pte_walk_generic(mm, addr, pfn, ptep);
 }
+
+/**
+ * memmon_pte_look() - memmon_pte_peek() without the slot, by value
+ * @mm:   the address space
+ * @addr: a user address
+ *
+ * Context: memmon_pte_peek()'s.
+ * Return: the state, the pfn (0 unless MEMMON_PTE_PRESENT), and whether the
+ * walk reached a page table.
+ */
+struct memmon_pte_look memmon_pte_look(struct mm_struct *mm,
+				       unsigned long addr)
+{
+	struct memmon_pte_look look = { .pfn = 0 };
+	pte_t *ptep;
+
+	look.state = memmon_pte_peek(mm, addr, &look.pfn, &ptep);
+	look.pte_level = ptep;
+	return look;
+}

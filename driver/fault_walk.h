@@ -61,4 +61,18 @@ enum memmon_pte_state memmon_pte_peek(struct mm_struct *mm,
 				      unsigned long addr,
 				      unsigned long *pfn, pte_t **ptep);
 
+/*
+ * memmon_pte_peek()'s answer by value, for a caller that keeps no slot:
+ * sixteen bytes come back in two registers, and the caller has no local
+ * whose address is taken (which would cost it a stack canary).
+ */
+struct memmon_pte_look {
+	unsigned long pfn;	/* valid for MEMMON_PTE_PRESENT */
+	u32 state;		/* enum memmon_pte_state */
+	bool pte_level;		/* state is a PTE's, not a huge page's */
+};
+
+struct memmon_pte_look memmon_pte_look(struct mm_struct *mm,
+				       unsigned long addr);
+
 #endif /* _MEMMON_FAULT_WALK_H */

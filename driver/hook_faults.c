@@ -196,17 +196,40 @@ static unsigned long memmon_user_ip(void)
 }
 
 /*
- * memmon_emit() of a fault record built on the stack (its header is the
- * transport's), with the emit loop compiled in here: see emit_inline.h.
- * Context: as memmon_emit().
+ * What a fault's record body is written from, straight into each ring
+ * (emit_inline.h): the call, and what its return half found.
  */
-static __always_inline void memmon_fault_emit(u64 sessions,
-					      const struct memmon_rec_fault *rec,
-					      u64 time_ns)
+struct memmon_fault_fill {
+	const struct memmon_fault_call *call;
+	u64 duration_ns;
+	u64 pfn;
+	u32 result;
+	u32 flags;
+};
+
+/*
+ * Every field of the body is assigned (no holes: the size below is the
+ * fields'), the header is the transport's: no stale ring byte survives,
+ * and nothing needs zeroing first.
+ */
+static_assert(sizeof(struct memmon_rec_fault) ==
+	      sizeof(struct memmon_rec_header) + 4 * sizeof(u64) + 4 * sizeof(u32),
+	      "struct memmon_rec_fault has a hole memmon_fault_fill() would leave stale");
+
+static __always_inline void memmon_fault_fill(struct memmon_rec_header *hdr,
+					      const void *ctx)
 {
-	__memmon_emit(sessions, current, MEMMON_REC_FAULT,
-		      (const u8 *)rec + sizeof(rec->hdr),
-		      sizeof(*rec) - sizeof(rec->hdr), NULL, 0, time_ns);
+	struct memmon_rec_fault *rec = container_of(hdr, struct memmon_rec_fault, hdr);
+	const struct memmon_fault_fill *f = ctx;
+
+	rec->addr = f->call->addr;
+	rec->ip = f->call->ip;
+	rec->access = f->call->access;
+	rec->fclass = f->call->fclass;
+	rec->result = f->result;
+	rec->flags = f->flags;
+	rec->duration_ns = f->duration_ns;
+	rec->pfn = f->pfn;
 }
 
 /*
@@ -278,16 +301,10 @@ static __always_inline void memmon_fault_end(const struct memmon_fault_call *cal
 					     vm_fault_t ret)
 {
 	enum memmon_pte_state state = MEMMON_PTE_NONE;
-	/*
-	 * Every field of the body is assigned below (the struct has no
-	 * holes), the header is the transport's: nothing to zero, neither
-	 * here nor by CONFIG_INIT_STACK_ALL_ZERO (Debian's) on every return.
-	 */
-	struct memmon_rec_fault rec __uninitialized;
+	struct memmon_fault_fill f;
 	unsigned long pfn = 0;
 	u64 sessions, now;
 	bool pte_level = false;	/* state is a PTE's, not a huge page's */
-	pte_t *ptep;
 	u32 flags = 0;
 
 	sessions = memmon_hook_sessions_current(MEMMON_EV_FAULT, 0);
@@ -295,11 +312,11 @@ static __always_inline void memmon_fault_end(const struct memmon_fault_call *cal
 		return;
 	now = memmon_now();
 
-	rec.result = memmon_fault_result(ret);
+	f.result = memmon_fault_result(ret);
 	if (!(call->fflags & FAULT_FLAG_USER))
 		flags |= MEMMON_FAULTF_KERNEL;
 	/* mm_account_fault()'s rule, see the top of this file. */
-	if (rec.result == MEMMON_FRES_HANDLED &&
+	if (f.result == MEMMON_FRES_HANDLED &&
 	    ((ret & VM_FAULT_MAJOR) || (call->fflags & FAULT_FLAG_TRIED)))
 		flags |= MEMMON_FAULTF_MAJOR;
 
@@ -314,9 +331,12 @@ static __always_inline void memmon_fault_end(const struct memmon_fault_call *cal
 			state = memmon_pte_state(READ_ONCE(*call->ptep), &pfn);
 			pte_level = true;
 		} else {
-			state = memmon_pte_peek(call->mm, call->addr, &pfn,
-						&ptep);
-			pte_level = ptep;
+			struct memmon_pte_look look;
+
+			look = memmon_pte_look(call->mm, call->addr);
+			state = look.state;
+			pfn = look.pfn;
+			pte_level = look.pte_level;
 		}
 	}
 	if (state == MEMMON_PTE_PRESENT) {
@@ -334,14 +354,13 @@ static __always_inline void memmon_fault_end(const struct memmon_fault_call *cal
 		this_cpu_write(memmon_segv_note.addr, call->addr);
 	}
 
-	rec.addr = call->addr;
-	rec.ip = call->ip;
-	rec.access = call->access;
-	rec.fclass = call->fclass;
-	rec.flags = flags;
-	rec.duration_ns = memmon_span_ns(call->start, call->start_tsc, now);
-	rec.pfn = pfn;
-	memmon_fault_emit(sessions, &rec, now);
+	f.call = call;
+	f.flags = flags;
+	f.duration_ns = memmon_span_ns(call->start, call->start_tsc, now);
+	f.pfn = pfn;
+	__memmon_emit_fill(sessions, current, MEMMON_REC_FAULT,
+			   sizeof(struct memmon_rec_fault) - sizeof(struct memmon_rec_header),
+			   memmon_fault_fill, &f, now);
 }
 
 /*
@@ -478,7 +497,8 @@ static int memmon_badarea_pre(struct kprobe *kp, struct pt_regs *regs)
 	rec.fclass = vma ? memmon_fault_class(vma, MEMMON_PTE_NONE) :
 			   MEMMON_FCLASS_NONE;
 	rec.result = MEMMON_FRES_SIGSEGV;
-	memmon_fault_emit(sessions, &rec, now);
+	memmon_emit_rec(sessions, current, MEMMON_REC_FAULT, &rec, sizeof(rec),
+			NULL, 0, now);
 	return 0;
 }
 

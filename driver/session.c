@@ -625,6 +625,10 @@ int memmon_session_mark(struct memmon_session *s, u32 flags,
 		u32 len;
 		u32 flags;
 	} body = { .len = len, .flags = flags };
+	const struct memmon_fill_bytes fill = {
+		.body = &body, .body_len = sizeof(body),
+		.tail = data, .tail_len = len,
+	};
 	u64 sessions;
 
 	BUILD_BUG_ON(sizeof(body) != sizeof(struct memmon_rec_mark) -
@@ -650,8 +654,8 @@ int memmon_session_mark(struct memmon_session *s, u32 flags,
 		return PTR_ERR(rings);
 	preempt_disable();
 	__memmon_emit_one(s, rings, smp_processor_id(), current,
-			  MEMMON_REC_MARK, &body, sizeof(body), data, len,
-			  ktime_get_ns());
+			  MEMMON_REC_MARK, (u64)sizeof(body) + len,
+			  memmon_fill_bytes, &fill, ktime_get_ns());
 	preempt_enable();
 	return 0;
 }
