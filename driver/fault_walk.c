@@ -27,10 +27,47 @@
  * fault's ~700. An entry the MMU would not follow as a table is "nothing
  * mapped" at the upper levels, as a bad one is in the generic walk. Leaves
  * (huge pages) and non-present PMDs read as the generic walk reads them.
- * Under Xen PV, the generic walk, with the kernel's accessors.
+ * Under Xen PV, the generic walk, with the kernel's accessors. It can be
+ * chosen anywhere else with hook_walk_generic=1 (read at each attach;
+ * /proc/memmon/stats says `fault_walk generic`): on a native kernel the
+ * accessors return the same values, so the tests run both walks against
+ * the same faults (t_instr_faults) although no Xen PV guest runs here.
  */
 #include "memmon.h"
 #include "fault_walk.h"
+
+#include <linux/moduleparam.h>
+
+static bool hook_walk_generic;
+module_param(hook_walk_generic, bool, 0644);
+MODULE_PARM_DESC(hook_walk_generic,
+		 "Walk page tables with the kernel's accessors, as under Xen PV (for tests; read at attach)");
+
+DEFINE_STATIC_KEY_FALSE(memmon_walk_generic);
+
+/**
+ * memmon_walk_setup() - choose the walk for this attach (hook_walk_generic)
+ *
+ * Context: process context, may sleep; serialised by memmon_hooks_attach(),
+ * before the fault hooks are attached.
+ */
+void memmon_walk_setup(void)
+{
+	if (READ_ONCE(hook_walk_generic))
+		static_branch_enable(&memmon_walk_generic);
+	else
+		static_branch_disable(&memmon_walk_generic);
+}
+
+/**
+ * memmon_walk_name() - the walk in use: "native" or "generic"
+ *
+ * Context: any.
+ */
+const char *memmon_walk_name(void)
+{
+	return memmon_pt_native() ? "native" : "generic";
+}
 
 /* A huge page at @addr mapped by a leaf entry whose pfn is @leaf_pfn. */
 static __always_inline enum memmon_pte_state

@@ -6,6 +6,7 @@
 #ifndef _MEMMON_FAULT_WALK_H
 #define _MEMMON_FAULT_WALK_H
 
+#include <linux/jump_label.h>
 #include <linux/mm.h>
 #include <linux/pgtable.h>
 #include <linux/swap.h>
@@ -20,15 +21,20 @@ enum memmon_pte_state {
 	MEMMON_PTE_OTHER,	/* migration, hwpoison, device entry */
 };
 
+/* fault_walk.c: hook_walk_generic=1 at the last attach (tests). */
+DECLARE_STATIC_KEY_FALSE(memmon_walk_generic);
+
 /*
  * Where the page-table values are physical addresses (every x86 kernel but
  * a Xen PV guest, whose entries hold machine frames that only the
  * paravirt accessors translate), they are read as the MMU reads them:
- * native_*_val(), no paravirt call, masks of our own. A patched branch.
+ * native_*_val(), no paravirt call, masks of our own. Two patched
+ * branches: the second lets the tests run Xen PV's walk on any kernel.
  */
 static __always_inline bool memmon_pt_native(void)
 {
-	return !cpu_feature_enabled(X86_FEATURE_XENPV);
+	return !cpu_feature_enabled(X86_FEATURE_XENPV) &&
+	       !static_branch_unlikely(&memmon_walk_generic);
 }
 
 /* pte_pfn() of a native value: the L1TF inversion of PROT_NONE undone. */
@@ -74,5 +80,8 @@ struct memmon_pte_look {
 
 struct memmon_pte_look memmon_pte_look(struct mm_struct *mm,
 				       unsigned long addr);
+
+void memmon_walk_setup(void);
+const char *memmon_walk_name(void);
 
 #endif /* _MEMMON_FAULT_WALK_H */

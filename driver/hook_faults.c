@@ -611,6 +611,7 @@ int memmon_fault_attach(void)
 	if (!kp)
 		return -ENOMEM;
 
+	memmon_walk_setup();
 	if (READ_ONCE(hook_fault_direct) && !memmon_hooks_use_kprobes()) {
 		err = memmon_fault_tramp_on();
 		if (!err)

@@ -29,6 +29,7 @@
  */
 #include "memmon.h"
 #include "clock.h"
+#include "fault_walk.h"
 #include "hooks.h"
 #include "session.h"
 #include "watch.h"
@@ -499,6 +500,7 @@ static int memmon_stats_show(struct seq_file *m, void *v)
 	seq_printf(m, "fault_hook %s\n", fault_hook);
 	seq_printf(m, "syscall_hook %s\n", sys_hook);
 	seq_printf(m, "duration_clock %s\n", memmon_clock_span_name());
+	seq_printf(m, "fault_walk %s\n", memmon_walk_name());
 	seq_printf(m, "syscalls_missed %lu\n", sys_missed);
 	seq_printf(m, "faults_missed %lu\n", fault_missed);
 	seq_printf(m, "gates_armed %u\n", gates);

@@ -5,7 +5,8 @@
 # Sets up what build/vmtests/w_faults needs: ext4 on a loop device over a
 # file in /tmp (tmpfs), and swap on zram. The test VM always has both
 # (modules of the stock kernel, built into the debug one): a part that
-# cannot be set up is a failure, and the rest still runs.
+# cannot be set up is a failure, and the rest still runs. All of it twice:
+# with the native page-table walk (the default) and with the generic one.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/vm/instr.sh
@@ -36,4 +37,31 @@ else
 	echo "not ok - swap-in faults: cannot set up swap on zram"
 	setup_failed=1
 fi
-build/vmtests/w_faults "${args[@]}" && [ $setup_failed = 0 ]
+rc=0
+build/vmtests/w_faults "${args[@]}" || rc=1
+if grep -qx 'fault_walk native' /proc/memmon/stats; then
+	echo "ok - /proc/memmon/stats says fault_walk native by default"
+else
+	echo "not ok - by default /proc/memmon/stats says $(grep fault_walk /proc/memmon/stats)"
+	rc=1
+fi
+
+# Again with Xen PV's page-table walk (the kernel's accessors), which no
+# Xen PV guest here would otherwise run: hook_walk_generic=1 (read at
+# attach) on the same faults, every check the same.
+if rmmod memmon && insmod "$MEMMON_KO" hook_walk_generic=1; then
+	echo "ok - generic walk: memmon.ko reloaded with hook_walk_generic=1"
+	build/vmtests/w_faults "${args[@]}" |
+		sed -E 's/^((not )?ok [0-9]+ - )/\1generic walk: /'
+	[ "${PIPESTATUS[0]}" = 0 ] || rc=1
+	if grep -qx 'fault_walk generic' /proc/memmon/stats; then
+		echo "ok - generic walk: /proc/memmon/stats says fault_walk generic"
+	else
+		echo "not ok - generic walk: /proc/memmon/stats says $(grep fault_walk /proc/memmon/stats)"
+		rc=1
+	fi
+else
+	echo "not ok - generic walk: cannot reload memmon.ko with hook_walk_generic=1"
+	rc=1
+fi
+[ $rc = 0 ] && [ $setup_failed = 0 ]
