@@ -68,9 +68,9 @@ typedef void (*memmon_fill_t)(struct memmon_rec_header *hdr, const void *ctx);
 
 /*
  * Write one record into @cpu's ring of @s. Preemption disabled, on @cpu;
- * @rings are @s's (non-NULL, seen with acquire). Inline: ten arguments,
- * four of them on the stack, cost a watched fault ~25 instructions as a
- * call.
+ * @rings are @s's (non-NULL, seen with acquire). Inline: as a call, its
+ * nine arguments (three on the stack) cost a watched fault ~25
+ * instructions, and @fill could not compile in.
  */
 static __always_inline void __memmon_emit_one(struct memmon_session *s,
 					      struct memmon_rings *rings,

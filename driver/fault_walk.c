@@ -32,6 +32,9 @@
  * /proc/memmon/stats says `fault_walk generic`): on a native kernel the
  * accessors return the same values, so the tests run both walks against
  * the same faults (t_instr_faults) although no Xen PV guest runs here.
+ * For the same reason a fault that entered under one attach's choice and
+ * returns under the next one's (it slept across a detach) reads its PTE
+ * slot and pfn the same either way.
  */
 #include "memmon.h"
 #include "fault_walk.h"

@@ -301,7 +301,11 @@ static __always_inline void memmon_fault_end(const struct memmon_fault_call *cal
 					     vm_fault_t ret)
 {
 	enum memmon_pte_state state = MEMMON_PTE_NONE;
-	struct memmon_fault_fill f;
+	/*
+	 * Every field is assigned before the emit reads it: nothing for
+	 * CONFIG_INIT_STACK_ALL_ZERO (Debian's) to zero on every return.
+	 */
+	struct memmon_fault_fill f __uninitialized;
 	unsigned long pfn = 0;
 	u64 sessions, now;
 	bool pte_level = false;	/* state is a PTE's, not a huge page's */
