@@ -3,19 +3,34 @@
 # memmon: the module (through Kbuild), the library, the tool, the tests.
 #
 #   make              build memmon.ko, libmemmon and memmon
+#   make modules-all  memmon.ko for every test kernel, in build/kmod/KVER/
 #   make check        install what is missing, build, run every test suite
+#   make soak         the long load/unload cycles on 6.12 and 6.12-rt
 #   make check-debug  the in-VM suite on a lockdep/KASAN/kmemleak kernel
 #   make demo         boot the test VM, load memmon, show what it sees
 #   make bench        benchmarks (in the VM and on the host)
 #   make install      library, headers, tool, man pages, udev rule
 #   make dkms-install the module, through DKMS, for KVER
 #
-# The module is built against KDIR: the running kernel's build tree when it
-# has one, else the headers of the Debian test kernel (scripts/kver).
+# The module is built against KDIR.  KVER=... (a KVER, or a test kernel's
+# alias: 6.1, 6.12, rt) builds for that kernel, from its build tree or its
+# headers; without it, for the running kernel when it has a build tree, else
+# for the default test kernel (scripts/kver).
 
-KVER	?= $(shell scripts/kver 2>/dev/null)
+KVER_GIVEN := $(filter command line environment,$(origin KVER))
+ifeq ($(origin KVER),undefined)
+KVER	:= $(shell scripts/kver 2>/dev/null)
+endif
+ifneq ($(filter stock 6.1 6.12 rt,$(KVER)),)
+override KVER := $(shell scripts/kver $(KVER))
+endif
+kdir_of = $(if $(wildcard /lib/modules/$(1)/build/Makefile),/lib/modules/$(1)/build,/usr/src/linux-headers-$(1))
 RUNNING_KDIR := /lib/modules/$(shell uname -r)/build
-KDIR	?= $(if $(wildcard $(RUNNING_KDIR)/Makefile),$(RUNNING_KDIR),/usr/src/linux-headers-$(KVER))
+ifneq ($(KVER_GIVEN),)
+KDIR	?= $(call kdir_of,$(KVER))
+else
+KDIR	?= $(if $(wildcard $(RUNNING_KDIR)/Makefile),$(RUNNING_KDIR),$(call kdir_of,$(KVER)))
+endif
 
 PREFIX	?= /usr/local
 DESTDIR	?=
@@ -25,8 +40,8 @@ CC	?= cc
 USER_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE
 B	:= build
 
-.PHONY: all module deps check check-debug demo bench install uninstall \
-	dkms-install dkms-uninstall clean vm-tests FORCE
+.PHONY: all module kmod modules-all deps check check-debug soak demo bench \
+	install uninstall dkms-install dkms-uninstall clean vm-tests FORCE
 
 all: module lib tools vm-tests
 
@@ -41,6 +56,31 @@ all: module lib tools vm-tests
 module:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 modules
 
+# memmon.ko for one test kernel (KVER), built in build/kmod/KVER/ from a copy
+# of the module's sources (as tests/check-debug does), so that the tree's own
+# memmon.ko stays built for the default kernel.  The copy keeps its objects
+# between runs: rsync leaves the excluded build products alone.
+KMOD_DIR = $(B)/kmod/$(KVER)
+KMOD_KDIR = $(call kdir_of,$(KVER))
+kmod:
+	@test -n "$(KVER)" || { echo "kmod: no KVER (run scripts/deps)" >&2; exit 1; }
+	@test -f $(KMOD_KDIR)/Makefile || \
+		{ echo "kmod: no build tree for $(KVER) in $(KMOD_KDIR) (run scripts/deps)" >&2; exit 1; }
+	@mkdir -p $(KMOD_DIR)
+	rsync -a --delete --exclude='*.o' --exclude='*.ko' --exclude='*.mod' \
+		--exclude='*.mod.c' --exclude='.*.cmd' --exclude='.*.d' \
+		--exclude='modules.order' --exclude='Module.symvers' \
+		Kbuild dkms.conf driver uapi $(KMOD_DIR)/
+	$(MAKE) -C $(KMOD_KDIR) M=$(CURDIR)/$(KMOD_DIR) W=1 modules
+
+# Every test kernel, each tried even when another fails.
+modules-all:
+	@kvers=$$(scripts/kver --all) || exit 1; failed=; \
+	for k in $$kvers; do \
+		$(MAKE) --no-print-directory kmod KVER=$$k || failed="$$failed $$k"; \
+	done; \
+	test -z "$$failed" || { echo "modules-all: memmon.ko did not build for$$failed" >&2; exit 1; }
+
 deps:
 	scripts/deps
 
@@ -48,6 +88,12 @@ deps:
 check: deps
 	$(MAKE) all
 	tests/check
+
+# t_instr_cycles at full length (100 cycles) on the kernels where make check
+# runs it short (MEMMON_CYCLES in tests/check); MEMMON_CYCLES=N for longer.
+soak: deps
+	$(MAKE) all
+	tests/check soak
 
 check-debug:
 	scripts/deps --debug
@@ -84,4 +130,4 @@ clean:
 	rm -f memmon.ko memmon.o memmon.mod memmon.mod.c memmon.mod.o \
 		Module.symvers modules.order .memmon*.cmd .Module.symvers.cmd \
 		.modules.order.cmd driver/*.o driver/.*.cmd
-	rm -rf $(B)/lib $(B)/bin $(B)/unit $(B)/libunit $(B)/vmtests $(B)/vm
+	rm -rf $(B)/lib $(B)/bin $(B)/unit $(B)/libunit $(B)/vmtests $(B)/vm $(B)/kmod
