@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # vmtest: no-module
-# 100 load/unload cycles with the hooks attached and firing: two unwatched
-# workloads and one watched workload run all along; each cycle loads
-# memmon.ko, watches the third for a moment (attach, records, detach) and
-# removes the module. No cycle may fail, the watched workload must be
-# recorded, and the kernel's memory counters must not grow beyond noise
-# (the runner fails the run on any kernel warning).
+# 100 load/unload cycles (or $MEMMON_CYCLES) with the hooks attached and
+# firing: two unwatched workloads and one watched workload run all along;
+# each cycle loads memmon.ko, watches the third for a moment (attach,
+# records, detach) and removes the module. No cycle may fail, the watched
+# workload must be recorded, and the kernel's memory counters must not grow
+# beyond noise (the runner fails the run on any kernel warning).
 #
 # Under QEMU's multi-threaded TCG this crashes the kernel whatever the
 # module (tests/vm/repro/kretprobe-tcg.sh); tests/vm/run uses one host
@@ -52,8 +52,16 @@ cycle() {
 # 100 cycles; 5 on the debug kernel (tests/check-debug), where KASAN and
 # lockdep make a cycle ~40 s instead of ~7 and kmemleak itself checks,
 # object by object, what the counters of leak.sh can only bound.
+# MEMMON_CYCLES=N asks for N: tests/check runs the kernels after the first
+# short, to keep make check's time (the full length is `make soak`).
 N=100
 [ -e /sys/kernel/debug/kmemleak ] && N=5
+if [ -n "${MEMMON_CYCLES:-}" ]; then
+	case $MEMMON_CYCLES in
+	*[!0-9]* | 0) echo "not ok - MEMMON_CYCLES='$MEMMON_CYCLES' is no positive number"; exit 1 ;;
+	esac
+	N=$MEMMON_CYCLES
+fi
 
 t "5 warm-up cycles" cycle 5
 leak_mark
