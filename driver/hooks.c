@@ -24,6 +24,7 @@
 #include "memmon.h"
 #include "hooks.h"
 #include "hook_faults.h"
+#include "compat.h"
 
 #include <linux/ftrace.h>
 #include <linux/hash.h>
@@ -143,7 +144,7 @@ static unsigned int memmon_gates_armed;
 #define MEMMON_FILTER_OPS_FLAGS 0
 static __always_inline struct pt_regs *memmon_filter_regs(struct ftrace_regs *fregs)
 {
-	return &fregs->regs;
+	return memmon_ftrace_regs_pt(fregs);
 }
 #else
 #define MEMMON_FILTER_OPS_FLAGS FTRACE_OPS_FL_SAVE_REGS

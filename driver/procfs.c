@@ -476,7 +476,10 @@ static int memmon_events_release(struct inode *inode, struct file *file)
 static const struct proc_ops memmon_events_ops = {
 	.proc_open	= memmon_events_open,
 	.proc_read	= memmon_events_read,
+#ifdef MEMMON_HAVE_NO_LLSEEK
+	/* Since 6.12 nonseekable_open() alone makes lseek() -ESPIPE. */
 	.proc_lseek	= no_llseek,
+#endif
 	.proc_release	= memmon_events_release,
 };
 
