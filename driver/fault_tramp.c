@@ -9,7 +9,7 @@
  * restores every register: measured at +9.2 % of a fault loop with both
  * handlers empty (docs/benchmarks.md), twice the whole budget of the
  * traced-fault target. This trampoline is called by handle_mm_fault()'s
- * fentry site itself (register_ftrace_direct_multi()): a task of this
+ * fentry site itself (register_ftrace_direct()): a task of this
  * CPU's quiet process (emit.h) pays a call and four instructions; a
  * watched one a C call at entry, the function called from here, and a C
  * call at return.
@@ -30,9 +30,11 @@
  *
  * Not watched (memmon_fault_enter() false): "leave; ret" into cont, with
  * the arguments as they came: the function runs as if never hooked.
- * Watched: cont is called with the frame in place (so the return comes
- * back here), memmon_fault_exit() gets its result, and "leave; add $8"
- * drops cont so that the final ret goes to the caller. What is clobbered
+ * Watched: the function's body after the fentry site (cont, called
+ * directly as handle_mm_fault+MEMMON_CONT_OFF: see below) is called with
+ * the frame in place (so the return comes back here), memmon_fault_exit()
+ * gets its result, and "leave; add $8" drops cont so that the final ret
+ * goes to the caller. What is clobbered
  * besides the saved and restored arguments - rax, r8-r11 and the flags,
  * here and in the C halves - is caller-saved and carries no argument of
  * handle_mm_fault(). (The kernel keeps an 8-byte stack alignment, so the
@@ -90,13 +92,18 @@
 #include <linux/sched.h>
 #include <linux/stddef.h>
 #include <linux/workqueue.h>
+#include <linux/uaccess.h>
 #include <asm/ibt.h>
+#include <asm/nops.h>
+#include <asm/text-patching.h>
 #include <asm/unwind_hints.h>
 
 DEFINE_PER_CPU(long, memmon_fault_inflight);
 
-#if defined(MEMMON_HAVE_FTRACE_DIRECT_MULTI) && \
-	defined(MEMMON_HAVE_CURRENT_TASK) && defined(CONFIG_X86_64) && \
+#if (defined(MEMMON_HAVE_FTRACE_DIRECT_MULTI) || \
+     defined(MEMMON_HAVE_FTRACE_DIRECT)) && \
+	(defined(MEMMON_HAVE_CURRENT_TASK) || defined(MEMMON_HAVE_PCPU_HOT)) && \
+	defined(CONFIG_X86_64) && \
 	defined(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)
 #define MEMMON_TRAMP 1
 #else
@@ -108,10 +115,52 @@ DEFINE_PER_CPU(long, memmon_fault_inflight);
 #define MEMMON_TRAMP_CALL_SIZE	ALIGN(sizeof(struct memmon_fault_call), 16)
 #define MEMMON_TRAMP_FRAME	(MEMMON_TRAMP_CALL_SIZE + 32)
 
-#ifdef CONFIG_RETPOLINE
-#define MEMMON_CALL_RAX		"call __x86_indirect_thunk_rax\n\t"
+/*
+ * The trampoline calls the rest of handle_mm_fault() with a direct call
+ * to the instruction after its fentry site, never through a register: on
+ * a kernel built with CONFIG_X86_KERNEL_IBT an indirect branch must land on
+ * an ENDBR64, and that instruction is not one. With IBT every global
+ * function starts with ENDBR64 (or the NOP that sealing leaves), then the
+ * fentry call; without, with the fentry call. memmon_fault_tramp_on()
+ * checks the bytes at the site before registering (a kernel laid out
+ * otherwise gets the kretprobe).
+ */
+#ifdef CONFIG_X86_KERNEL_IBT
+#define MEMMON_FENTRY_OFF	4
 #else
-#define MEMMON_CALL_RAX		ANNOTATE_RETPOLINE_SAFE "call *%%rax\n\t"
+#define MEMMON_FENTRY_OFF	0
+#endif
+#define MEMMON_CONT_OFF		(MEMMON_FENTRY_OFF + MCOUNT_INSN_SIZE)
+
+/* %gs-relative location of this CPU's current task. */
+#ifdef MEMMON_HAVE_CURRENT_TASK
+#define MEMMON_CURRENT_SYM	"current_task"
+#define MEMMON_CURRENT_OFF	0
+#else
+#define MEMMON_CURRENT_SYM	"pcpu_hot"
+#define MEMMON_CURRENT_OFF	offsetof(struct pcpu_hot, current_task)
+#endif
+
+#ifdef MEMMON_HAVE_FTRACE_DIRECT
+static int memmon_direct_register(struct ftrace_ops *ops, unsigned long addr)
+{
+	return register_ftrace_direct(ops, addr);
+}
+
+static int memmon_direct_unregister(struct ftrace_ops *ops, unsigned long addr)
+{
+	return unregister_ftrace_direct(ops, addr, false);
+}
+#else
+static int memmon_direct_register(struct ftrace_ops *ops, unsigned long addr)
+{
+	return register_ftrace_direct_multi(ops, addr);
+}
+
+static int memmon_direct_unregister(struct ftrace_ops *ops, unsigned long addr)
+{
+	return unregister_ftrace_direct_multi(ops, addr);
+}
 #endif
 
 /*
@@ -130,7 +179,7 @@ static void __used memmon_fault_tramp_container(void)
 	"memmon_fault_tramp:\n\t"
 	ASM_ENDBR
 	/* this CPU's quiet process (emit.h): one compare and a count */
-	"movq %%gs:current_task, %%rax\n\t"
+	"movq %%gs:" MEMMON_CURRENT_SYM "+%c[cur], %%rax\n\t"
 	"movl %c[tgid](%%rax), %%eax\n\t"
 	"cmpl %%gs:memmon_watch_quiet(%%rip), %%eax\n\t"
 	"jne 1f\n\t"
@@ -156,8 +205,7 @@ static void __used memmon_fault_tramp_container(void)
 	ASM_RET
 	"2:\n\t"
 	/* watched: the function, returning here */
-	"movq 8(%%rbp), %%rax\n\t"
-	MEMMON_CALL_RAX
+	"call handle_mm_fault+%c[cont]\n\t"
 	"movq %%rsp, %%rdi\n\t"
 	"movl %%eax, %%esi\n\t"
 	"call memmon_fault_exit\n\t"
@@ -170,6 +218,8 @@ static void __used memmon_fault_tramp_container(void)
 	".popsection\n\t"
 	:
 	: [tgid] "i" (offsetof(struct task_struct, tgid)),
+	  [cur] "i" (MEMMON_CURRENT_OFF),
+	  [cont] "i" (MEMMON_CONT_OFF),
 	  [frame] "i" (MEMMON_TRAMP_FRAME));
 }
 
@@ -256,6 +306,27 @@ static void memmon_tramp_drain_fn(struct work_struct *work)
 	module_put(THIS_MODULE);
 }
 
+/*
+ * The fentry site must be where the trampoline's direct call assumes
+ * (MEMMON_FENTRY_OFF): a 5-byte NOP while nothing traces the function, a
+ * call while something does, an int3 while ftrace rewrites it.
+ */
+static int memmon_fentry_check(unsigned long ip)
+{
+	static const u8 nop5[] = { BYTES_NOP5 };
+	u8 site[MCOUNT_INSN_SIZE];
+
+	if (copy_from_kernel_nofault(site, (void *)(ip + MEMMON_FENTRY_OFF),
+				     sizeof(site)))
+		return -EFAULT;
+	if (!memcmp(site, nop5, sizeof(site)) || site[0] == CALL_INSN_OPCODE ||
+	    site[0] == INT3_INSN_OPCODE)
+		return 0;
+	pr_info("handle_mm_fault's fentry site is not at +%d (%*ph): using a kretprobe\n",
+		MEMMON_FENTRY_OFF, (int)sizeof(site), site);
+	return -EOPNOTSUPP;
+}
+
 /**
  * memmon_fault_tramp_on() - register the trampoline on handle_mm_fault().
  *
@@ -278,11 +349,14 @@ int memmon_fault_tramp_on(void)
 		err = -EBUSY;
 		goto out_unlock;
 	}
+	err = memmon_fentry_check(ip);
+	if (err)
+		goto out_unlock;
 	err = ftrace_set_filter_ip(&memmon_tramp_ops, ip, 0, 1);
 	if (err)
 		goto out_unlock;
-	err = register_ftrace_direct_multi(&memmon_tramp_ops,
-					   (unsigned long)memmon_fault_tramp);
+	err = memmon_direct_register(&memmon_tramp_ops,
+				     (unsigned long)memmon_fault_tramp);
 	if (err) {
 		/* It may have set these before failing; a retry needs them 0. */
 		memmon_tramp_ops.func = NULL;
@@ -313,8 +387,8 @@ void memmon_fault_tramp_off(void)
 	mutex_lock(&memmon_tramp_lock);
 	if (!memmon_tramp_on)
 		goto out_unlock;
-	err = unregister_ftrace_direct_multi(&memmon_tramp_ops,
-					     (unsigned long)memmon_fault_tramp);
+	err = memmon_direct_unregister(&memmon_tramp_ops,
+				       (unsigned long)memmon_fault_tramp);
 	if (err) {
 		/*
 		 * The fentry site may still call us (ftrace is dead after
