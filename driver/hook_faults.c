@@ -453,19 +453,42 @@ vm_fault_t notrace memmon_fault_exit(struct memmon_fault_call *call,
 
 /*
  * bad_area_nosemaphore(regs, error_code, address) and
- * bad_area_access_error(regs, error_code, address, vma): a fault that the
+ * bad_area_access_error(regs, error_code, address, ...): a fault that the
  * kernel turns into SIGSEGV (user mode) or -EFAULT (kernel mode) without
- * handle_mm_fault(), or right after it returned VM_FAULT_SIGSEGV.
+ * handle_mm_fault(), or right after it returned VM_FAULT_SIGSEGV. Only
+ * the first three arguments are read: they are the same on every
+ * supported kernel, the rest is not (compat.h).
  * Context: kprobe handler on the fault path, preemption disabled; for
- * access_error with mmap_lock held.
+ * access_error with the faulting VMA locked: mmap_lock held for reading
+ * (6.1, and 6.12's fallback path) or the VMA's own read lock (6.12's
+ * per-VMA fast path), either of which keeps the VMA at @address in place.
  */
+/*
+ * The class of the VMA an access error hit. The caller's lock on that VMA
+ * (see memmon_badarea_pre()) keeps it from being unmapped. The maple tree
+ * walk: RCU-safe on 6.12 (the mm's tree is MT_FLAGS_USE_RCU since 6.4); on
+ * 6.1 mmap_lock, held, excludes its writers.
+ */
+static u32 memmon_badarea_class(struct mm_struct *mm, unsigned long addr)
+{
+	struct vm_area_struct *vma;
+	u32 fclass = MEMMON_FCLASS_NONE;
+
+	rcu_read_lock();
+	vma = vma_lookup(mm, addr);
+	if (vma)
+		fclass = memmon_fault_class(vma, MEMMON_PTE_NONE);
+	rcu_read_unlock();
+	return fclass;
+}
+
 static int memmon_badarea_pre(struct kprobe *kp, struct pt_regs *regs)
 {
 	struct pt_regs *fregs = (struct pt_regs *)regs->di;
 	unsigned long error_code = regs->si;
 	unsigned long addr = regs->dx;
-	struct vm_area_struct *vma = NULL;
 	struct memmon_rec_fault rec;
+	bool access_error = false;
 	u64 sessions, now;
 
 	/* Kernel addresses (vmalloc faults, oopses) and nofault probes. */
@@ -476,7 +499,7 @@ static int memmon_badarea_pre(struct kprobe *kp, struct pt_regs *regs)
 		return 0;
 
 	if (kp == &memmon_badarea_kp[1]) {
-		vma = (struct vm_area_struct *)regs->cx;
+		access_error = true;
 	} else if (this_cpu_read(memmon_segv_note.task) == current &&
 		   this_cpu_read(memmon_segv_note.addr) == addr) {
 		this_cpu_write(memmon_segv_note.task, NULL);
@@ -498,8 +521,9 @@ static int memmon_badarea_pre(struct kprobe *kp, struct pt_regs *regs)
 		rec.access = MEMMON_FAULT_WRITE;
 	else
 		rec.access = MEMMON_FAULT_READ;
-	rec.fclass = vma ? memmon_fault_class(vma, MEMMON_PTE_NONE) :
-			   MEMMON_FCLASS_NONE;
+	rec.fclass = MEMMON_FCLASS_NONE;
+	if (access_error && current->mm)
+		rec.fclass = memmon_badarea_class(current->mm, addr);
 	rec.result = MEMMON_FRES_SIGSEGV;
 	memmon_emit_rec(sessions, current, MEMMON_REC_FAULT, &rec, sizeof(rec),
 			NULL, 0, now);
