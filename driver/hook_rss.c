@@ -18,12 +18,19 @@
  * rss_kib of sudden change), and its last value is never left unreported
  * for more than about two ticks.
  *
- * Synchronisation of a CPU's slots: the tracepoint probe (task context)
- * and that CPU's timer (softirq) are the only users; the probe disables
- * interrupts around its slot update, the timer is pinned to the CPU. A
- * slot holds a reference on its mm (mmgrab: the struct, not the address
- * space) and on its process's struct pid, dropped on eviction or detach;
- * neither put can sleep.
+ * Synchronisation of a CPU's slots: the tracepoint probe (task context,
+ * preemption disabled) and that CPU's timer are the only users, and each
+ * disables interrupts around its use of them: the timer is pinned to the
+ * CPU, and runs in softirq context, or on PREEMPT_RT in a preemptible
+ * thread that the probe could otherwise preempt half-way through a slot.
+ * A slot holds a reference on its mm (mmgrab: the struct, not the address
+ * space), dropped on eviction with mmdrop_sched() (the probe runs with
+ * preemption disabled, where on PREEMPT_RT the last mmdrop() may not run:
+ * it frees per-CPU memory under sleeping locks; mmdrop_sched() defers it
+ * to RCU there) and on detach. The process is kept as its global tgid
+ * number, not a struct pid reference, whose last put could free memory
+ * in the probe just the same; the timer finds the task again and checks
+ * that it still has the slot's mm.
  */
 #include "memmon.h"
 #include "hooks.h"
@@ -45,9 +52,16 @@ MODULE_PARM_DESC(rss_kib,
 
 #define MEMMON_RSS_SLOTS	4	/* processes remembered per CPU */
 
+/* rss_stat's arguments: 6.2 dropped the count (compat/signatures.c). */
+#ifdef MEMMON_HAVE_TP_RSS_STAT_COUNT
+#define MEMMON_RSS_STAT_ARGS	struct mm_struct *mm, int member, long count
+#else
+#define MEMMON_RSS_STAT_ARGS	struct mm_struct *mm, int member
+#endif
+
 struct memmon_rss_slot {
 	struct mm_struct *mm;	/* mmgrab()bed; NULL: free slot */
-	struct pid *tgid;	/* get_pid()ed: the process, for the timer */
+	pid_t tgid;		/* the process, in the initial namespace */
 	u64 last_ns;		/* time of the last record */
 	u64 last_total;		/* bytes it reported (all four counters) */
 	u64 used;		/* LRU stamp */
@@ -86,7 +100,10 @@ static void memmon_rss_timer(struct timer_list *t)
 	u64 now, total, sessions;
 	unsigned int i;
 
+	unsigned long flags;
+
 	now = memmon_now();
+	local_irq_save(flags);	/* against the probe: see the top */
 	for (i = 0; i < MEMMON_RSS_SLOTS; i++) {
 		struct memmon_rss_slot *s = &rc->slot[i];
 
@@ -101,28 +118,30 @@ static void memmon_rss_timer(struct timer_list *t)
 		s->last_total = total;
 		s->dirty = false;
 		rcu_read_lock();
-		task = pid_task(s->tgid, PIDTYPE_TGID);
+		task = pid_task(find_pid_ns(s->tgid, &init_pid_ns), PIDTYPE_TGID);
+		/* A reused pid, or a process that has exec'd since: not ours. */
+		if (task && READ_ONCE(task->mm) != s->mm)
+			task = NULL;
 		sessions = task ? memmon_hook_sessions(task, MEMMON_EV_RSS, 0) : 0;
 		if (sessions)
 			memmon_emit_rec(sessions, task, MEMMON_REC_RSS, &rec,
 					sizeof(rec), NULL, 0, now);
 		rcu_read_unlock();
 	}
+	local_irq_restore(flags);
 	if (again)
 		mod_timer(t, jiffies + 1);
 }
 
 /*
- * rss_stat(mm, member, count).
+ * rss_stat(mm, member[, count]).
  * Context: task context (anything else is ignored), preemption disabled
  * (tracepoint), mm pinned by the caller.
  */
-static void memmon_tp_rss(void *data, struct mm_struct *mm, int member,
-			  long count)
+static void memmon_tp_rss(void *data, MEMMON_RSS_STAT_ARGS)
 {
 	struct memmon_rss_slot *s, *victim = NULL;
 	struct mm_struct *drop_mm = NULL;
-	struct pid *drop_pid = NULL;
 	struct memmon_rss_cpu *rc;
 	struct task_struct *task;
 	struct memmon_rec_rss rec;
@@ -169,10 +188,9 @@ static void memmon_tp_rss(void *data, struct mm_struct *mm, int member,
 		 */
 		s = victim;
 		drop_mm = s->mm;
-		drop_pid = s->tgid;
 		mmgrab(mm);
 		s->mm = mm;
-		s->tgid = get_pid(task_tgid(task));
+		s->tgid = task->tgid;
 		s->dirty = false;
 		emit = true;
 	}
@@ -196,8 +214,7 @@ static void memmon_tp_rss(void *data, struct mm_struct *mm, int member,
 		memmon_emit_rec(sessions, task, MEMMON_REC_RSS, &rec,
 				sizeof(rec), NULL, 0, now);
 	if (drop_mm)
-		mmdrop(drop_mm);
-	put_pid(drop_pid);
+		mmdrop_sched(drop_mm);
 }
 
 /**
@@ -258,7 +275,6 @@ void memmon_rss_detach(void)
 			if (!rc->slot[i].mm)
 				continue;
 			mmdrop(rc->slot[i].mm);
-			put_pid(rc->slot[i].tgid);
 		}
 	}
 	free_percpu(memmon_rss_pcpu);
