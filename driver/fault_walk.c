@@ -7,16 +7,23 @@
  * pfn now mapped). This is the first half, on every watched fault: it is
  * written to cost what the MMU's own walk does.
  *
- * Safety. The caller holds the mm's mmap_lock (for reading at least), so
- * no page-table page goes away under us: 6.1 frees them only under the
- * write lock (free_pgtables() after munmap's write section, khugepaged's
- * and MADV_COLLAPSE's retract_page_tables() with mmap_write_trylock()).
- * Each level is read once (READ_ONCE) and only ever changes from empty to
- * populated while the read lock is held; the next level is found from the
- * value read, never by reading the slot again. The PTE slot returned in
- * *ptep stays valid for as long as the caller keeps the lock. No PTE lock:
- * the answer is a snapshot, racy by nature (hook_faults.c says what that
- * means for a record).
+ * Safety. The caller keeps the faulting VMA in place: mmap_lock held for
+ * reading (6.1, and 6.12's fallback path) or the VMA's own read lock
+ * (6.12's per-VMA fault path, CONFIG_PER_VMA_LOCK, 6.4+). Either keeps the
+ * upper-level tables (PGD to the PMD table) covering the VMA: only
+ * free_pgtables() frees those, for ranges no VMA uses, under the mmap write
+ * lock and the VMAs' write locks. PTE tables differ between the kernels: 6.1
+ * frees them only under the mmap write lock too, but since 6.6 khugepaged
+ * and MADV_COLLAPSE (retract_page_tables()) may free one under mmap_lock
+ * for reading, after an RCU grace period (pte_free_defer()). So the walk
+ * runs in an RCU read-side section (its callers have preemption disabled),
+ * and a PTE slot it returns is valid only within that section: a caller
+ * that reads the slot again later, after handle_mm_fault() may have slept,
+ * first checks in its new section that the PMD still points to that table
+ * (memmon_pte_table_live()). Each level is read once (READ_ONCE); the next
+ * level is found from the value read, never by reading the slot again. No
+ * PTE lock: the answer is a snapshot, racy by nature (hook_faults.c says
+ * what that means for a record).
  *
  * Two walks. Where page-table values are physical addresses
  * (memmon_pt_native(): all but Xen PV), an entry is followed the way the
@@ -97,7 +104,7 @@ static __always_inline bool memmon_pt_table(u64 val, void **table)
 static enum memmon_pte_state memmon_pte_walk_native(struct mm_struct *mm,
 						    unsigned long addr,
 						    unsigned long *pfn,
-						    pte_t **ptep)
+						    pte_t **ptep, pmd_t **pmdp)
 {
 	pgd_t *pgdp = pgd_offset(mm, addr);
 	u64 val = native_pgd_val(READ_ONCE(*pgdp));
@@ -117,7 +124,8 @@ static enum memmon_pte_state memmon_pte_walk_native(struct mm_struct *mm,
 	if (!memmon_pt_table(val, &table))
 		return MEMMON_PTE_NONE;
 
-	val = native_pmd_val(READ_ONCE(*((pmd_t *)table + pmd_index(addr))));
+	*pmdp = (pmd_t *)table + pmd_index(addr);
+	val = native_pmd_val(READ_ONCE(**pmdp));
 	if (!(val & ~_PAGE_KNL_ERRATUM_MASK))
 		return MEMMON_PTE_NONE;
 	if (!(val & (_PAGE_PRESENT | _PAGE_PROTNONE | _PAGE_PSE)))
@@ -135,7 +143,7 @@ static enum memmon_pte_state memmon_pte_walk_native(struct mm_struct *mm,
 static enum memmon_pte_state memmon_pte_walk_generic(struct mm_struct *mm,
 						     unsigned long addr,
 						     unsigned long *pfn,
-						     pte_t **ptep)
+						     pte_t **ptep, pmd_t **pmdpp)
 {
 	pgd_t *pgdp, pgd;
 	p4d_t *p4dp, p4d;
@@ -168,7 +176,8 @@ static enum memmon_pte_state memmon_pte_walk_generic(struct mm_struct *mm,
 		return memmon_pte_huge(pmd_pfn(pmd), addr, PMD_MASK, pfn);
 	if (pmd_bad(pmd))
 		return MEMMON_PTE_NONE;
-	*ptep = pte_offset_kernel(pmdp, addr);
+	*pmdpp = pmdp;
+	*ptep = (pte_t *)pmd_page_vaddr(pmd) + pte_index(addr);
 	return memmon_pte_state(READ_ONCE(**ptep), pfn);
 }
 
@@ -180,19 +189,22 @@ static enum memmon_pte_state memmon_pte_walk_generic(struct mm_struct *mm,
  *	  (of a huge page: the frame of @addr within it)
  * @ptep: out: the PTE's slot when the walk reached a page table, NULL when
  *	  a level above it is empty or maps a huge page
+ * @pmdp: out: the PMD slot that pointed to that table, set with *@ptep
  *
- * Context: any in which @mm's mmap_lock is held by the caller, for reading
- * at least (see the top of this file); never sleeps, takes no lock.
+ * Context: the VMA at @addr kept in place by the caller's lock, and an RCU
+ * read-side section (preemption disabled will do) that *@ptep is valid in
+ * (see the top of this file); never sleeps, takes no lock.
  * Return: enum memmon_pte_state.
  */
 enum memmon_pte_state memmon_pte_peek(struct mm_struct *mm,
 				      unsigned long addr,
-				      unsigned long *pfn, pte_t **ptep)
+				      unsigned long *pfn, pte_t **ptep,
+				      pmd_t **pmdp)
 {
 	*ptep = NULL;
 	if (memmon_pt_native())
-		return memmon_pte_walk_native(mm, addr, pfn, ptep);
-	return memmon_pte_walk_generic(mm, addr, pfn, ptep);
+		return memmon_pte_walk_native(mm, addr, pfn, ptep, pmdp);
+	return memmon_pte_walk_generic(mm, addr, pfn, ptep, pmdp);
 }
 
 /**
@@ -209,8 +221,9 @@ struct memmon_pte_look memmon_pte_look(struct mm_struct *mm,
 {
 	struct memmon_pte_look look = { .pfn = 0 };
 	pte_t *ptep;
+	pmd_t *pmdp;
 
-	look.state = memmon_pte_peek(mm, addr, &look.pfn, &ptep);
+	look.state = memmon_pte_peek(mm, addr, &look.pfn, &ptep, &pmdp);
 	look.pte_level = ptep;
 	return look;
 }

@@ -65,7 +65,30 @@ static __always_inline enum memmon_pte_state memmon_pte_state(pte_t pte,
 
 enum memmon_pte_state memmon_pte_peek(struct mm_struct *mm,
 				      unsigned long addr,
-				      unsigned long *pfn, pte_t **ptep);
+				      unsigned long *pfn, pte_t **ptep,
+				      pmd_t **pmdp);
+
+/*
+ * Is the PTE table that @ptep (from memmon_pte_peek(), through the PMD slot
+ * @pmdp) lies in still the one that PMD points to? Then @ptep may be read
+ * until the end of the caller's RCU read-side section, which must be a new
+ * one when the walk's has ended since (fault_walk.c, "Safety"); the caller
+ * keeps the VMA in place, hence the PMD slot itself.
+ */
+static __always_inline bool memmon_pte_table_live(pmd_t *pmdp, pte_t *ptep)
+{
+	unsigned long table = (unsigned long)ptep & PAGE_MASK;
+	pmd_t pmd = READ_ONCE(*pmdp);
+	u64 val;
+
+	if (memmon_pt_native()) {
+		val = native_pmd_val(pmd);
+		return (val & (_PAGE_PRESENT | _PAGE_PSE)) == _PAGE_PRESENT &&
+		       (unsigned long)__va(val & PTE_PFN_MASK) == table;
+	}
+	return pmd_present(pmd) && !pmd_leaf(pmd) && !pmd_bad(pmd) &&
+	       (unsigned long)pmd_page_vaddr(pmd) == table;
+}
 
 /*
  * memmon_pte_peek()'s answer by value, for a caller that keeps no slot:

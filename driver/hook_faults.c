@@ -64,17 +64,18 @@
  * and special mappings (vdso). Swap-in is told apart by reading the PTE at
  * entry: a swap entry there (a real one, not a migration or hwpoison
  * entry) is what sends handle_mm_fault() to do_swap_page(). The walk is
- * safe because every caller holds mmap_lock for reading around
- * handle_mm_fault(), and on 6.1 page tables are freed only under the write
- * lock; it uses READ_ONCE()d copies of each level and no PTE lock, so it
- * is racy by nature: another thread may fault the page in first, and then
+ * safe because every caller keeps the VMA locked around handle_mm_fault()
+ * and the walk runs with preemption disabled (fault_walk.c, "Safety", has
+ * the rules on 6.1 and 6.12); it uses READ_ONCE()d copies of each level and
+ * no PTE lock, so it is racy by nature: another thread may fault the page in first, and then
  * this fault is a cheap one classed as swap. Probing do_swap_page() instead
  * would need per-task state to connect the two probes; the PTE tells the
  * same thing with five loads.
  *
  * pfn and new page, "where cheap": when handle_mm_fault() returns with
- * mmap_lock still held (no RETRY, no COMPLETED), the PTE slot the entry's
- * walk found is read again (a walk only if it found none) for the pfn now
+ * the VMA still locked (no RETRY, no COMPLETED), the PTE slot the entry's
+ * walk found is read again if its table is still installed (a walk if it
+ * found none, or the table went: fault_walk.c) for the pfn now
  * mapped. NEWPAGE is set when that pfn differs from the one before
  * (or there was none) and the page is a fresh anonymous page (first touch,
  * COW copy), or the fault was major (the page was allocated to read into).
@@ -235,8 +236,9 @@ static __always_inline void memmon_fault_fill(struct memmon_rec_header *hdr,
 /*
  * The entry half: what is known before handle_mm_fault(vma, addr, flags,
  * fregs) runs, into @call.
- * Context: preemption disabled, task context, mmap_lock held by the caller
- * (for reading at least); the fault's task is current.
+ * Context: preemption disabled, task context, the VMA locked by the caller
+ * (mmap_lock for reading, or its own lock on 6.4+); the fault's task is
+ * current.
  */
 static __always_inline void memmon_fault_begin(struct memmon_fault_call *call,
 					       struct vm_area_struct *vma,
@@ -258,7 +260,7 @@ static __always_inline void memmon_fault_begin(struct memmon_fault_call *call,
 		call->access = MEMMON_FAULT_READ;
 	call->old_pfn = 0;
 	call->old_state = memmon_pte_peek(call->mm, addr, &call->old_pfn,
-					  &call->ptep);
+					  &call->ptep, &call->pmdp);
 	call->fclass = memmon_fault_class(vma, call->old_state);
 	call->start = memmon_span_begin(&call->start_tsc);
 }
@@ -293,8 +295,8 @@ static __always_inline bool memmon_fault_newpage(const struct memmon_fault_call 
 /*
  * The return half: handle_mm_fault() returned @ret for the call @call
  * describes; record it for the sessions that still want it.
- * Context: preemption disabled, the same task as the entry; mmap_lock
- * still held unless ret has RETRY or COMPLETED; nested in no filter
+ * Context: preemption disabled, the same task as the entry; the VMA
+ * still locked unless ret has RETRY or COMPLETED; nested in no filter
  * callback on this CPU (memmon_hook_sessions_current()).
  */
 static __always_inline void memmon_fault_end(const struct memmon_fault_call *call,
@@ -325,13 +327,15 @@ static __always_inline void memmon_fault_end(const struct memmon_fault_call *cal
 		flags |= MEMMON_FAULTF_MAJOR;
 
 	/*
-	 * mmap_lock was held throughout unless RETRY or COMPLETED: the PTE
-	 * slot the entry found is still a page table's (memmon_pte_peek()),
-	 * so one load replaces a walk. No slot then: walk (the fault may
-	 * have allocated the page table, or mapped a huge page).
+	 * The VMA's lock (mmap_lock or, on 6.4+, its own) was held
+	 * throughout unless RETRY or COMPLETED, so the tables above the PTE
+	 * table are the entry's; the PTE table too unless khugepaged
+	 * retracted it meanwhile (6.6+: fault_walk.c). Still installed, one
+	 * load replaces a walk. Otherwise walk (the fault may have allocated
+	 * the page table, or mapped a huge page).
 	 */
 	if (!(ret & (VM_FAULT_RETRY | VM_FAULT_COMPLETED))) {
-		if (call->ptep) {
+		if (call->ptep && memmon_pte_table_live(call->pmdp, call->ptep)) {
 			state = memmon_pte_state(READ_ONCE(*call->ptep), &pfn);
 			pte_level = true;
 		} else {
@@ -371,7 +375,8 @@ static __always_inline void memmon_fault_end(const struct memmon_fault_call *cal
  * The kretprobe's entry handler on handle_mm_fault(vma, address, flags,
  * regs). Returns 0 to hook the return, 1 when no session wants this fault.
  * Context: the kretprobe's pre-handler (called by the filter or by kprobes),
- * preemption disabled, task context, mmap_lock held by the caller.
+ * preemption disabled, task context, the VMA locked by the caller
+ * (mmap_lock, or its own lock on 6.4+).
  */
 static int memmon_fault_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
@@ -386,7 +391,7 @@ static int memmon_fault_entry(struct kretprobe_instance *ri, struct pt_regs *reg
 /*
  * The kretprobe's return handler, for a call its entry handler took.
  * Context: the rethook trampoline handler, preemption disabled, the same
- * task; mmap_lock still held unless ret has RETRY or COMPLETED.
+ * task; the VMA still locked unless ret has RETRY or COMPLETED.
  */
 static int memmon_fault_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
@@ -404,7 +409,7 @@ static int memmon_fault_return(struct kretprobe_instance *ri, struct pt_regs *re
  * @call:  out: the call, on the trampoline's frame
  *
  * Context: task context, preemptible (called by the trampoline from the
- * fentry site of handle_mm_fault(); the caller holds mmap_lock), never
+ * fentry site of handle_mm_fault(); the caller keeps the VMA locked), never
  * sleeps. Nothing it calls enters handle_mm_fault(). Pairs with
  * memmon_fault_exit(), which the trampoline calls iff this returns true.
  * Return: true when a session records the fault: @call is filled and the
@@ -436,7 +441,7 @@ out:
  * @ret:  what handle_mm_fault() returned
  *
  * Context: task context, preemptible, the task memmon_fault_enter() ran
- * in (maybe on another CPU); mmap_lock still held unless @ret has RETRY or
+ * in (maybe on another CPU); the VMA still locked unless @ret has RETRY or
  * COMPLETED.
  * Return: @ret, for the trampoline to return.
  */

@@ -31,6 +31,7 @@ struct memmon_fault_call {
 	unsigned long ip;
 	unsigned long old_pfn;
 	pte_t *ptep;		/* the PTE's slot, if the entry found one */
+	pmd_t *pmdp;		/* the PMD slot pointing to ptep's table */
 	struct mm_struct *mm;	/* vma->vm_mm: pinned by the caller */
 	struct pt_regs *fregs;	/* the fault's registers; NULL for GUP */
 	unsigned int fflags;	/* FAULT_FLAG_* */
