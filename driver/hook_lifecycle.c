@@ -30,6 +30,7 @@
  */
 #include "memmon.h"
 #include "hooks.h"
+#include "reserve.h"
 
 #include <linux/binfmts.h>
 #include <linux/err.h>
@@ -47,8 +48,10 @@
  * Exit notes: taskstats_exit() -> sched_process_exit, same task.
  *
  * Synchronisation: memmon_exit_notes and memmon_exit_nr under
- * memmon_exit_lock (process context only: both probes run in do_exit());
- * memmon_exit_overflow is atomic. Entries are freed by their taker, or by
+ * memmon_exit_lock (process context only: both probes run in do_exit(),
+ * with preemption disabled, hence a raw lock for PREEMPT_RT);
+ * memmon_exit_overflow is atomic. Notes come from memmon_exit_reserve
+ * (reserve.h) and go back to it from their taker, or are freed by
  * memmon_life_detach() once neither probe can run.
  */
 
@@ -62,7 +65,8 @@ struct memmon_exit_note {
 };
 
 static DEFINE_HASHTABLE(memmon_exit_notes, MEMMON_EXIT_BITS);
-static DEFINE_SPINLOCK(memmon_exit_lock);
+static DEFINE_RAW_SPINLOCK(memmon_exit_lock);
+static struct memmon_reserve memmon_exit_reserve;
 static unsigned int memmon_exit_nr;
 /* Notes that could not be allocated: fall back to reading signal->live. */
 static atomic_t memmon_exit_overflow = ATOMIC_INIT(0);
@@ -83,7 +87,8 @@ static int memmon_taskstats_exit_pre(struct kprobe *kp, struct pt_regs *regs)
 	    !memmon_watchers(tsk))
 		return 0;
 
-	n = kmalloc(sizeof(*n), GFP_ATOMIC | __GFP_NOWARN);
+	n = memmon_reserve_alloc(&memmon_exit_reserve,
+				 GFP_ATOMIC | __GFP_NOWARN);
 	if (!n) {
 		atomic_inc(&memmon_exit_overflow);
 		return 0;
@@ -92,10 +97,10 @@ static int memmon_taskstats_exit_pre(struct kprobe *kp, struct pt_regs *regs)
 	mm = tsk->mm;
 	n->peak_rss = mm ? (u64)get_mm_hiwater_rss(mm) << PAGE_SHIFT : 0;
 	n->peak_vm = mm ? (u64)get_mm_hiwater_vm(mm) << PAGE_SHIFT : 0;
-	spin_lock(&memmon_exit_lock);
+	raw_spin_lock(&memmon_exit_lock);
 	hash_add(memmon_exit_notes, &n->node, (unsigned long)tsk);
 	memmon_exit_nr++;
-	spin_unlock(&memmon_exit_lock);
+	raw_spin_unlock(&memmon_exit_lock);
 	return 0;
 }
 
@@ -107,7 +112,7 @@ static bool memmon_exit_note_take(struct task_struct *tsk, u64 *peak_rss,
 
 	if (!READ_ONCE(memmon_exit_nr))
 		return false;
-	spin_lock(&memmon_exit_lock);
+	raw_spin_lock(&memmon_exit_lock);
 	hash_for_each_possible(memmon_exit_notes, n, node, (unsigned long)tsk) {
 		if (n->task == tsk) {
 			hash_del(&n->node);
@@ -116,12 +121,12 @@ static bool memmon_exit_note_take(struct task_struct *tsk, u64 *peak_rss,
 			break;
 		}
 	}
-	spin_unlock(&memmon_exit_lock);
+	raw_spin_unlock(&memmon_exit_lock);
 	if (!found)
 		return false;
 	*peak_rss = found->peak_rss;
 	*peak_vm = found->peak_vm;
-	kfree(found);
+	memmon_reserve_free(&memmon_exit_reserve, found);
 	return true;
 }
 
@@ -296,12 +301,18 @@ int memmon_life_attach(void)
 		}
 	}
 
+	err = memmon_reserve_init(&memmon_exit_reserve,
+				  sizeof(struct memmon_exit_note), 16, 64);
+	if (err)
+		return err;
+
 	memset(&memmon_taskstats_kp, 0, sizeof(memmon_taskstats_kp));
 	memmon_taskstats_kp.symbol_name = "taskstats_exit";
 	memmon_taskstats_kp.pre_handler = memmon_taskstats_exit_pre;
 	err = register_kprobe(&memmon_taskstats_kp);
 	if (err) {
 		pr_err("cannot hook taskstats_exit: %d\n", err);
+		memmon_reserve_destroy(&memmon_exit_reserve);
 		return err;
 	}
 
@@ -321,6 +332,7 @@ err_unregister:
 	tracepoint_synchronize_unregister();
 	unregister_kprobe(&memmon_taskstats_kp);
 	memmon_exit_notes_clear();
+	memmon_reserve_destroy(&memmon_exit_reserve);
 	return err;
 }
 
@@ -335,4 +347,5 @@ void memmon_life_detach(void)
 	tracepoint_synchronize_unregister();
 	unregister_kprobe(&memmon_taskstats_kp);
 	memmon_exit_notes_clear();
+	memmon_reserve_destroy(&memmon_exit_reserve);
 }

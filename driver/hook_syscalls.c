@@ -54,6 +54,7 @@
  */
 #include "memmon.h"
 #include "hooks.h"
+#include "reserve.h"
 
 #include <linux/atomic.h>
 #include <linux/err.h>
@@ -164,7 +165,8 @@ static struct memmon_filter memmon_sys_filter;	/* reused across attaches */
  * PATH records: once per (dev, ino) per session.
  *
  * A set of the files seen, each with the mask of sessions that have had
- * its PATH record. Lookups are RCU; inserts take memmon_paths_lock; entries
+ * its PATH record. Lookups are RCU; inserts take memmon_paths_lock (raw:
+ * kretprobe handlers run with preemption disabled); entries
  * are freed only by memmon_paths_clear() (detach), after an RCU grace
  * period. Order: a PATH record is stamped, emitted, then its session's bit
  * set; a SYSCALL record is stamped after its caller looked at the bit (the
@@ -194,7 +196,8 @@ struct memmon_path_seen {
 };
 
 static DEFINE_HASHTABLE(memmon_paths, MEMMON_PATHS_BITS);
-static DEFINE_SPINLOCK(memmon_paths_lock);
+static DEFINE_RAW_SPINLOCK(memmon_paths_lock);
+static struct memmon_reserve memmon_paths_reserve;
 static unsigned int memmon_paths_count;
 
 static u32 memmon_path_hash(u64 dev, u64 ino)
@@ -225,25 +228,26 @@ static struct memmon_path_seen *memmon_path_get(u64 dev, u64 ino)
 	if (READ_ONCE(memmon_paths_count) >= MEMMON_PATHS_MAX)
 		return NULL;
 	/* A syscall return in process context: atomic because kprobe
-	 * handlers run with preemption disabled.
+	 * handlers run with preemption disabled (reserve.h).
 	 */
-	e = kmalloc(sizeof(*e), GFP_ATOMIC | __GFP_NOWARN);
+	e = memmon_reserve_alloc(&memmon_paths_reserve,
+				 GFP_ATOMIC | __GFP_NOWARN);
 	if (!e)
 		return NULL;
 	e->dev = dev;
 	e->ino = ino;
 	atomic64_set(&e->sessions, 0);
 
-	spin_lock(&memmon_paths_lock);
+	raw_spin_lock(&memmon_paths_lock);
 	old = memmon_path_lookup(dev, ino);
 	if (old || memmon_paths_count >= MEMMON_PATHS_MAX) {
-		spin_unlock(&memmon_paths_lock);
-		kfree(e);
+		raw_spin_unlock(&memmon_paths_lock);
+		memmon_reserve_free(&memmon_paths_reserve, e);
 		return old;
 	}
 	hlist_add_head_rcu(&e->node, &memmon_paths[memmon_path_hash(dev, ino)]);
 	WRITE_ONCE(memmon_paths_count, memmon_paths_count + 1);
-	spin_unlock(&memmon_paths_lock);
+	raw_spin_unlock(&memmon_paths_lock);
 	return e;
 }
 
@@ -254,13 +258,13 @@ static void memmon_paths_clear(void)
 	struct hlist_node *tmp;
 	int bkt;
 
-	spin_lock(&memmon_paths_lock);
+	raw_spin_lock(&memmon_paths_lock);
 	hash_for_each_safe(memmon_paths, bkt, tmp, e, node) {
 		hash_del_rcu(&e->node);
 		kfree_rcu(e, rcu);
 	}
 	memmon_paths_count = 0;
-	spin_unlock(&memmon_paths_lock);
+	raw_spin_unlock(&memmon_paths_lock);
 }
 
 /**
@@ -552,9 +556,15 @@ int memmon_sys_attach(void)
 	unsigned int i;
 	int err;
 
+	err = memmon_reserve_init(&memmon_paths_reserve,
+				  sizeof(struct memmon_path_seen), 16, 64);
+	if (err)
+		return err;
 	p = kcalloc(MEMMON_NR_SYS_HOOKS, sizeof(*p), GFP_KERNEL);
-	if (!p)
+	if (!p) {
+		memmon_reserve_destroy(&memmon_paths_reserve);
 		return -ENOMEM;
+	}
 	for (i = 0; i < MEMMON_NR_SYS_HOOKS; i++) {
 		p[i].hook = &memmon_sys_hooks[i];
 		p[i].krp.kp.symbol_name = memmon_sys_hooks[i].symbol;
@@ -584,6 +594,8 @@ int memmon_sys_attach(void)
 err_unregister:
 	memmon_sys_unregister(p, i);
 	kfree(p);
+	memmon_paths_clear();
+	memmon_reserve_destroy(&memmon_paths_reserve);
 	return err;
 }
 
@@ -606,4 +618,5 @@ void memmon_sys_detach(void)
 	memmon_sys_probes = NULL;
 	kfree(p);
 	memmon_paths_clear();
+	memmon_reserve_destroy(&memmon_paths_reserve);
 }

@@ -29,6 +29,7 @@
 #include "memmon.h"
 #include "emit.h"
 #include "watch.h"
+#include "reserve.h"
 
 #include <linux/hash.h>
 #include <linux/moduleparam.h>
@@ -76,6 +77,15 @@ struct memmon_watched {
 	u64 follow;
 	struct rcu_head rcu;
 };
+
+/*
+ * Entries for memmon_watch_fork(), which runs with preemption disabled
+ * (reserve.h). A burst of followed forks larger than HIGH before the
+ * refill runs is counted in memmon_watch_fork_dropped, on PREEMPT_RT only.
+ */
+#define MEMMON_WATCH_RESERVE_LOW	64
+#define MEMMON_WATCH_RESERVE_HIGH	256
+static struct memmon_reserve memmon_watch_reserve;
 
 /*
  * memmon_watch_lock serialises every change of the table and of
@@ -491,8 +501,9 @@ u64 memmon_watchers_refresh(struct task_struct *task)
  * session (counted in memmon_watch_fork_dropped).
  *
  * Context: the sched_process_fork tracepoint: process context, preemption
- * disabled, so the entry is allocated without sleeping (not PREEMPT_RT-safe:
- * like any tracepoint-time kmalloc). GFP_NOWAIT, not GFP_ATOMIC: a fork-heavy
+ * disabled, so the entry is allocated without sleeping, and on PREEMPT_RT
+ * without the allocator at all (memmon_reserve_alloc()). GFP_NOWAIT, not
+ * GFP_ATOMIC: a fork-heavy
  * watched workload (anyone's, with require_cap=0) must not drain the
  * reserves that interrupt handlers rely on; failing is cheap here (the child
  * is not followed, and counted). Charged to the forking task's memory
@@ -519,7 +530,8 @@ void memmon_watch_fork(struct task_struct *parent, struct task_struct *child,
 		return;
 
 	cpid = task_tgid(child);
-	new = kzalloc(sizeof(*new), GFP_NOWAIT | __GFP_ACCOUNT | __GFP_NOWARN);
+	new = memmon_reserve_alloc(&memmon_watch_reserve,
+				   GFP_NOWAIT | __GFP_ACCOUNT | __GFP_NOWARN);
 
 	raw_spin_lock(&memmon_watch_lock);
 	/* Again, authoritatively: a session may have gone meanwhile. */
@@ -555,7 +567,7 @@ void memmon_watch_fork(struct task_struct *parent, struct task_struct *child,
 		memmon_watch_count[__ffs64(m)]++;
 out_unlock:
 	memmon_watch_unlock();
-	kfree(new);
+	memmon_reserve_free(&memmon_watch_reserve, new);
 }
 
 /*
@@ -623,10 +635,10 @@ void memmon_watch_exit(struct task_struct *task)
 }
 
 /**
- * memmon_watch_init() - validate the max_watch parameter
+ * memmon_watch_init() - validate max_watch, fill the fork reserve
  *
  * Context: module init, process context.
- * Return: 0, or -EINVAL for an out-of-range max_watch.
+ * Return: 0, -EINVAL for an out-of-range max_watch, or -ENOMEM.
  */
 int memmon_watch_init(void)
 {
@@ -635,7 +647,10 @@ int memmon_watch_init(void)
 		       MEMMON_WATCH_MAX_LIMIT);
 		return -EINVAL;
 	}
-	return 0;
+	return memmon_reserve_init(&memmon_watch_reserve,
+				   sizeof(struct memmon_watched),
+				   MEMMON_WATCH_RESERVE_LOW,
+				   MEMMON_WATCH_RESERVE_HIGH);
 }
 
 /**
@@ -662,4 +677,5 @@ void memmon_watch_cleanup(void)
 	if (atomic_long_read(&memmon_watch_fork_dropped))
 		pr_info("%ld children were not followed (no memory or max_watch)\n",
 			atomic_long_read(&memmon_watch_fork_dropped));
+	memmon_reserve_destroy(&memmon_watch_reserve);
 }
