@@ -64,4 +64,25 @@ else
 	echo "not ok - generic walk: cannot reload memmon.ko with hook_walk_generic=1"
 	rc=1
 fi
+
+# The kretprobe, which memmon falls back to where the trampoline cannot be
+# had (a BPF fentry program or a livepatch holding handle_mm_fault()'s
+# direct-call slot, hook_fault_direct=0): the same checks, since a fallback
+# that loses faults silently is the fidelity bug this file exists to catch.
+if rmmod memmon && insmod "$MEMMON_KO" hook_fault_direct=0; then
+	echo "ok - kretprobe: memmon.ko reloaded with hook_fault_direct=0"
+	build/vmtests/w_faults "${args[@]}" |
+		sed -E 's/^((not )?ok [0-9]+ - )/\1kretprobe: /'
+	[ "${PIPESTATUS[0]}" = 0 ] || rc=1
+	hook=$(sed -n 's/^fault_hook //p' /proc/memmon/stats)
+	if [ "$hook" = ftrace ] || [ "$hook" = kprobe ]; then
+		echo "ok - kretprobe: /proc/memmon/stats says fault_hook $hook"
+	else
+		echo "not ok - kretprobe: /proc/memmon/stats says fault_hook '$hook'"
+		rc=1
+	fi
+else
+	echo "not ok - kretprobe: cannot reload memmon.ko with hook_fault_direct=0"
+	rc=1
+fi
 [ $rc = 0 ] && [ $setup_failed = 0 ]
