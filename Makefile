@@ -110,19 +110,14 @@ install: lib-install tools-install
 uninstall: lib-uninstall tools-uninstall
 	rm -f $(DESTDIR)/lib/udev/rules.d/60-memmon.rules
 
-# The module installs like any Debian *-dkms package: sources under
-# /usr/src/memmon-VERSION, then dkms add/build/install for KVER.
-DKMS_SRC := $(DESTDIR)/usr/src/memmon-$(VERSION)
+# The module installs like any Debian *-dkms package (scripts/dkms-install:
+# sources to /usr/src/memmon-VERSION, dkms add/build/install for KVER;
+# idempotent; a kernel dkms.conf excludes is skipped, not failed).
 dkms-install:
-	install -d $(DKMS_SRC)
-	cp -r Kbuild dkms.conf driver uapi $(DKMS_SRC)/
-	dkms add -m memmon -v $(VERSION)
-	dkms build -m memmon -v $(VERSION) -k $(KVER)
-	dkms install -m memmon -v $(VERSION) -k $(KVER)
+	scripts/dkms-install $(if $(DESTDIR),--root $(DESTDIR)) $(KVER)
 
 dkms-uninstall:
-	-dkms remove -m memmon -v $(VERSION) --all
-	rm -rf $(DKMS_SRC)
+	scripts/dkms-uninstall $(if $(DESTDIR),--root $(DESTDIR))
 
 # Not "make -C KDIR M=. clean": Kbuild's clean walks the whole tree,
 # build/ included, and would delete the test kernel's modules there.
