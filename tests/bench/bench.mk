@@ -1,9 +1,10 @@
 # Benchmarks (`make bench`): not part of `make check`; they report, never
-# pass or fail on speed. tests/bench/bench boots one VM for everything that
+# pass or fail on speed. tests/bench/bench boots the test VMs of each kernel
+# (6.1 and 6.12 in full, 6.12-rt for the fault loop) for everything that
 # involves the kernel and runs the host-side measurements itself; see
 # docs/benchmarks.md.
 #
-#   make bench          the full run (about 10-15 min): table on stdout,
+#   make bench          the full run (about 15-20 min idle): table on stdout,
 #                       build/bench.json, log in build/bench/bench.log
 #   make bench-quick    a smoke run (one short pass)
 #   make bench-progs    only build the programs under build/bench/

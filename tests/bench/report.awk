@@ -4,14 +4,21 @@
 #   awk -v json=build/bench.json -f tests/bench/report.awk build/bench/bench.log
 #
 # Input lines (key=value, values with blanks in double quotes):
-#   INFO [vm=V] ...                environment (per VM kind when vm= is set)
-#   RESULT vm=V pass=P config=C workload=W ns_per_op= median_ns_per_op=
-#          ops_total= events= lost= [pair=C2] ...
+#   INFO [vm=V kernel=K] ...       environment (per VM kind and kernel when
+#                                  vm= is set)
+#   RESULT vm=V kernel=K pass=P config=C workload=W ns_per_op=
+#          median_ns_per_op= ops_total= events= lost= [pair=C2] ...
 #                                  one workload run (pass 0: throughput)
+#   WHOLE vm=V kernel=K config=C workload=W iters=N ns=T ops= events= lost=
 #   HOST bench=B ...               a host-side measurement
-#   PROFILE vm=V config=C workload=W share=PCT comm=COMM sym="SYM"
-#   SKIPPED [vm=V] config=C reason="..."   a configuration that did not run
-#   BUILDFAIL part=P reason="..."  VMFAIL vm=V rc=N
+#   PROFILE vm=V kernel=K config=C workload=W share=PCT comm=COMM sym="SYM"
+#   SKIPPED [vm=V kernel=K] config=C reason="..."   a configuration that did
+#                                  not run
+#   BUILDFAIL part=P reason="..."  VMFAIL vm=V kernel=K rc=N
+#
+# K names the test kernel (6.1, 6.12, rt); logs of one kernel, before
+# kernel= existed, have none. Every VM figure is per kernel: the same
+# workload on two kernels is two rows, side by side in the tables.
 #
 # Each run of a configuration C has an untraced partner run of the same
 # workload just before it (config=untraced pair=C). Per pass: ratio = C's
@@ -84,6 +91,23 @@ function info(v, k) {
 	return (v "." k) in INFO ? INFO[v "." k] : INFO[k]
 }
 
+# The key of a VM kind on one kernel: "icount/6.12" ("icount" in a log of
+# one kernel without kernel= fields).
+function vkey(v, k) {
+	return k != "" ? v "/" k : v
+}
+
+function kernel_seen(k) {
+	if (!(k in KSEEN)) {
+		KSEEN[k] = 1
+		KORD[++nk] = k
+	}
+}
+
+function kname(k) {
+	return k != "" ? k : "-"
+}
+
 BEGIN {
 	# Configurations in table order, and what each one is.
 	ncfg = split("untraced untraced2 loaded other memmon record strace perf bpftrace", CFG, " ")
@@ -104,8 +128,16 @@ BEGIN {
 $1 == "INFO" {
 	parse($0)
 	v = F["vm"]
+	# Logs of one kernel said kernel=KVER; now kernel= is its name (6.1,
+	# 6.12, rt: no dash) and kver= the KVER.
+	if (v != "" && F["kernel"] ~ /-/) {
+		F["kver"] = F["kernel"]
+		delete F["kernel"]
+	}
+	if (v != "")
+		v = vkey(v, F["kernel"])
 	for (k in F) {
-		if (k == "vm")
+		if (k == "vm" || k == "kernel")
 			continue
 		kk = v != "" ? v "." k : k
 		if (!(kk in INFO))
@@ -118,11 +150,11 @@ $1 == "INFO" {
 $1 == "SKIPPED" || $1 == "BUILDFAIL" || $1 == "VMFAIL" {
 	parse($0)
 	if ($1 == "SKIPPED")
-		what = (F["vm"] != "" ? F["vm"] ":" : "") F["config"]
+		what = (F["vm"] != "" ? vkey(F["vm"], F["kernel"]) ":" : "") F["config"]
 	else if ($1 == "BUILDFAIL")
 		what = "build:" F["part"]
 	else
-		what = "vm:" F["vm"]
+		what = "vm:" vkey(F["vm"], F["kernel"])
 	reason = $1 == "VMFAIL" ? "tests/vm/run exited " F["rc"] : F["reason"]
 	if (!((what, reason) in SEEN)) {
 		SEEN[what, reason] = 1
@@ -136,7 +168,8 @@ $1 == "SKIPPED" || $1 == "BUILDFAIL" || $1 == "VMFAIL" {
 $1 == "RESULT" {
 	parse($0)
 	# Throughput storms are pass 0; the rest is workloads.
-	v = F["vm"]
+	kernel_seen(F["kernel"])
+	v = vkey(F["vm"], F["kernel"])
 	w = v ":" F["workload"]
 	c = F["config"]
 	p = F["pass"]
@@ -146,6 +179,7 @@ $1 == "RESULT" {
 		if (!(key in TP))
 			TPK[++ntp] = key
 		TP[key] = 1
+		TPKER[key] = F["kernel"]
 		TPNS[key] = F["ns_per_op"]
 		TPOPS[key] = F["ops_total"]
 		TPSEC[key] = F["seconds"]
@@ -159,7 +193,13 @@ $1 == "RESULT" {
 		WLSEEN[w] = 1
 		WL[++nwl] = w
 		WLVM[w] = v
+		WLKIND[w] = F["vm"]
+		WLKER[w] = F["kernel"]
 		WLNAME[w] = F["workload"]
+	}
+	if (!(F["workload"] in WNSEEN)) {
+		WNSEEN[F["workload"]] = 1
+		WN[++nwn] = F["workload"]
 	}
 	EPO_EXPECT[w] = F["events_per_op"]
 	ns = F["ns_per_op"] + 0
@@ -181,16 +221,20 @@ $1 == "RESULT" {
 	else
 		LOST[key] += F["lost"]
 	if (F["enable_ns"] != "") {
-		EN[++nen] = F["enable_ns"]
-		DIS[nen] = F["disable_ns"]
-		ENVM = v
+		if (!(v in NEN))
+			ENV_[++nenv] = v
+		EN[v, ++NEN[v]] = F["enable_ns"]
+		DIS[v, NEN[v]] = F["disable_ns"]
 	}
+	if (F["fault_hook"] != "")
+		HOOK[key] = F["fault_hook"]
 	next
 }
 
 $1 == "WHOLE" {
 	parse($0)
-	w = F["vm"] ":" F["workload"]
+	kernel_seen(F["kernel"])
+	w = vkey(F["vm"], F["kernel"]) ":" F["workload"]
 	c = F["config"]
 	n = F["iters"] + 0
 	key = c SUBSEP w SUBSEP n
@@ -202,6 +246,7 @@ $1 == "WHOLE" {
 		WHK[++nwh] = c SUBSEP w
 		WHNAME[c SUBSEP w] = F["workload"]
 		WHVM[c SUBSEP w] = F["vm"]
+		WHKER[c SUBSEP w] = F["kernel"]
 	}
 	WHN[c SUBSEP w] = 1
 	if (!((c SUBSEP w) in WHLO) || n < WHLO[c SUBSEP w])
@@ -217,13 +262,13 @@ $1 == "WHOLE" {
 
 $1 == "PROFILE" {
 	parse($0)
-	c = F["config"]
+	c = (F["kernel"] != "" ? F["kernel"] " " : "") F["config"]
 	if (!(c in PROFN))
 		PROFC[++nprofc] = c
 	n = ++PROFN[c]
 	PROFS[c, n] = sprintf("%6.2f%%  %-8s %s", F["share"], F["comm"], F["sym"])
 	PROFW = F["workload"]
-	add_json("{\"kind\":\"profile\",\"vm\":" jstr(F["vm"]) ",\"configuration\":" jstr(c) \
+	add_json("{\"kind\":\"profile\",\"vm\":" jstr(F["vm"]) ",\"kernel\":" jstr(F["kernel"]) ",\"configuration\":" jstr(F["config"]) \
 		",\"workload\":" jstr(F["workload"]) ",\"share_pct\":" jnum(F["share"]) \
 		",\"comm\":" jstr(F["comm"]) ",\"symbol\":" jstr(F["sym"]) "}")
 	next
@@ -344,25 +389,28 @@ function whole_compute(	i, k, cw, parts, lo, hi, tlo, thi, dops, ukey, bkey) {
 	}
 }
 
-function whole_table(	i, j, cw, ukey, c) {
+function whole_table(	i, j, kk, v, cw, ukey, c, w) {
 	if (!nwh)
 		return
 	print "== Whole runs (icount VM): every instruction from the tracer's start to its exit, its reader's"
 	print "   work and final drain included. ns/op = (median CPU time of the 2N-op runs -"
 	print "   median of the N-op runs) / N ops: what every run pays once (exec, start-up, ENABLE, exit) cancels"
-	printf "%-6s %-10s %7s %2s %10s %10s %7s %7s %5s %9s %9s %9s\n", "wl", "config", "-n", "n", "ns/op", "untr ns/op", "ratio", "ev/op", "lost", "ns/event", "windowed", "/bpftrace"
-	for (i = 1; i <= nwhw; i++) for (j = 1; j <= ncfg; j++) {
+	printf "%-6s %-6s %-10s %7s %2s %10s %10s %7s %7s %5s %9s %9s %9s\n", "kernel", "wl", "config", "-n", "n", "ns/op", "untr ns/op", "ratio", "ev/op", "lost", "ns/event", "windowed", "/bpftrace"
+	# Workload by workload, each kernel's rows after one another.
+	for (i = 1; i <= nwn; i++) for (kk = 1; kk <= nk; kk++) for (v = 1; v <= nvm; v++) for (j = 1; j <= ncfg; j++) {
 		c = CFG[j]
-		cw = c SUBSEP WHW[i]
+		w = vkey(VMS[v], KORD[kk]) ":" WN[i]
+		cw = c SUBSEP w
 		if (!(cw in WPO))
 			continue
-		ukey = "untraced" SUBSEP WHW[i]
-		printf "%-6s %-10s %7d %2d %10.0f %10s %7s %7s %5s %9s %9s %9s\n", WHNAME[cw], c, WHLO[cw], WRUNS[cw], WPO[cw],
+		ukey = "untraced" SUBSEP w
+		printf "%-6s %-6s %-10s %7d %2d %10.0f %10s %7s %7s %5s %9s %9s %9s\n", kname(WHKER[cw]), WHNAME[cw], c, WHLO[cw], WRUNS[cw], WPO[cw],
 			fmt(c == "untraced" ? "" : WPO[ukey], "%.0f"), fmt(c == "untraced" ? 1 : WRATIO[cw], "%.3f"),
 			c == "untraced" ? "-" : fmt(WEPO[cw], "%.3f"), c == "untraced" ? "-" : WHLOST[cw],
 			c == "untraced" ? "-" : fmt(WPEV[cw], "%.0f"), c == "untraced" ? "-" : fmt(PEV[cw], "%.0f"),
 			c == "untraced" ? "-" : fmt(WVSB[cw], "%.3f") (WVSB[cw] != "" && WVSBW[cw] == "windowed" ? "w" : "")
-		add_json("{\"kind\":\"whole_run\",\"vm\":" jstr(WHVM[cw]) ",\"workload\":" jstr(WHNAME[cw]) \
+		add_json("{\"kind\":\"whole_run\",\"vm\":" jstr(WHVM[cw]) ",\"kernel\":" jstr(WHKER[cw]) \
+			",\"kver\":" jstr(info(vkey(WHVM[cw], WHKER[cw]), "kver")) ",\"workload\":" jstr(WHNAME[cw]) \
 			",\"configuration\":" jstr(c) ",\"iters\":" WHLO[cw] ",\"runs\":" WRUNS[cw] \
 			",\"ns_per_op\":" jnum(WPO[cw]) ",\"untraced_ns_per_op\":" jnum(c == "untraced" ? WPO[cw] : WPO[ukey]) \
 			",\"ratio\":" jnum(c == "untraced" ? 1 : WRATIO[cw]) ",\"events_per_op\":" jnum(c == "untraced" ? "" : WEPO[cw]) \
@@ -378,53 +426,132 @@ function whole_table(	i, j, cw, ukey, c) {
 	print ""
 }
 
-function workload_table(vm,	i, j, w, c, key, silent, any) {
+# The rows of workload key w (one kernel's) in the table of VM kind vm.
+function workload_rows(vm, w,	j, c, key, silent) {
+	for (j = 1; j <= ncfg; j++) {
+		c = CFG[j]
+		key = c SUBSEP w
+		if (!(key in XN))
+			continue
+		silent = c == "untraced" || c == "untraced2" || c == "loaded" || c == "other"
+		printf "%-6s %-6s %-10s %2d %10.0f %6s %10s %7s %7s %5s %5s %9s %9s\n", kname(WLKER[w]), WLNAME[w], c, XN[key], NS[key],
+			fmt(SPREAD[key] == "" ? "" : SPREAD[key] * 100, "%.1f%%"), fmt(REFB[key], "%.0f"), fmt(RATIO[key], "%.3f"),
+			silent ? "-" : fmt(EPO[key], "%.3f"),
+			silent ? "-" : fmt(SEEN_[key] * 100, "%.0f%%"),
+			silent ? "-" : LOSTV[key] (c == "bpftrace" || c == "perf" ? "*" : ""),
+			silent ? "-" : fmt(PEV[key], "%.0f"), silent ? "-" : fmt(VSB[key], "%.3f")
+		add_json("{\"kind\":\"workload\",\"vm\":" jstr(vm) ",\"kernel\":" jstr(WLKER[w]) \
+			",\"kver\":" jstr(info(WLVM[w], "kver")) ",\"workload\":" jstr(WLNAME[w]) \
+			",\"configuration\":" jstr(c) ",\"description\":" jstr(DESC[c]) \
+			",\"runs\":" XN[key] ",\"ns_per_op\":" jnum(NS[key]) \
+			",\"spread\":" jnum(SPREAD[key]) \
+			",\"untraced_ns_per_op\":" jnum(REFB[key]) \
+			",\"ratio_to_untraced\":" jnum(RATIO[key]) ",\"events\":" jnum(EV[key]) \
+			",\"ops_total\":" jnum(OPS[key]) ",\"events_per_op\":" jnum(EPO[key]) \
+			",\"events_per_op_expected\":" jnum(EPO_EXPECT[w]) \
+			",\"lost\":" jnum(LOSTV[key]) ",\"per_event_ns\":" jnum(PEV[key]) \
+			",\"per_event_vs_bpftrace\":" jnum(VSB[key]) \
+			",\"time_base\":" jstr(vm == "icount" ? "icount: emulated instructions, 1 ns each" : "TCG real time (emulated)") "}")
+	}
+}
+
+function workload_table(vm,	i, kk, w, any, vk, printed, part, first) {
 	any = 0
 	for (i = 1; i <= nwl; i++)
-		if (WLVM[WL[i]] == vm)
+		if (WLKIND[WL[i]] == vm)
 			any = 1
 	if (!any)
 		return
 	print "== " vm " VM: " VMDESC[vm]
-	print "   kernel " info(vm, "kernel") ", " info(vm, "cpus") " vCPU(s); passes " info(vm, "passes") "; wl " info(vm, "wlargs")
-	printf "%-6s %-10s %2s %10s %6s %10s %7s %7s %5s %5s %9s %9s\n", "wl", "config", "n", "ns/op", "spread", "untr ns/op", "ratio", "ev/op", "seen", "lost", "ns/event", "/bpftrace"
-	for (i = 1; i <= nwl; i++) {
-		w = WL[i]
-		if (WLVM[w] != vm)
+	for (kk = 1; kk <= nk; kk++) {
+		vk = vkey(vm, KORD[kk])
+		any = 0
+		for (i = 1; i <= nwl; i++)
+			if (WLVM[WL[i]] == vk)
+				any = 1
+		if (!any)
 			continue
-		for (j = 1; j <= ncfg; j++) {
-			c = CFG[j]
-			key = c SUBSEP w
-			if (!(key in XN))
-				continue
-			silent = c == "untraced" || c == "untraced2" || c == "loaded" || c == "other"
-			printf "%-6s %-10s %2d %10.0f %6s %10s %7s %7s %5s %5s %9s %9s\n", WLNAME[w], c, XN[key], NS[key],
-				fmt(SPREAD[key] == "" ? "" : SPREAD[key] * 100, "%.1f%%"), fmt(REFB[key], "%.0f"), fmt(RATIO[key], "%.3f"),
-				silent ? "-" : fmt(EPO[key], "%.3f"),
-				silent ? "-" : fmt(SEEN_[key] * 100, "%.0f%%"),
-				silent ? "-" : LOSTV[key] (c == "bpftrace" || c == "perf" ? "*" : ""),
-				silent ? "-" : fmt(PEV[key], "%.0f"), silent ? "-" : fmt(VSB[key], "%.3f")
-			add_json("{\"kind\":\"workload\",\"vm\":" jstr(vm) ",\"workload\":" jstr(WLNAME[w]) \
-				",\"configuration\":" jstr(c) ",\"description\":" jstr(DESC[c]) \
-				",\"runs\":" XN[key] ",\"ns_per_op\":" jnum(NS[key]) \
-				",\"spread\":" jnum(SPREAD[key]) \
-				",\"untraced_ns_per_op\":" jnum(REFB[key]) \
-				",\"ratio_to_untraced\":" jnum(RATIO[key]) ",\"events\":" jnum(EV[key]) \
-				",\"ops_total\":" jnum(OPS[key]) ",\"events_per_op\":" jnum(EPO[key]) \
-				",\"events_per_op_expected\":" jnum(EPO_EXPECT[w]) \
-				",\"lost\":" jnum(LOSTV[key]) ",\"per_event_ns\":" jnum(PEV[key]) \
-				",\"per_event_vs_bpftrace\":" jnum(VSB[key]) \
-				",\"time_base\":" jstr(vm == "icount" ? "icount: emulated instructions, 1 ns each" : "TCG real time (emulated)") "}")
+		# A kernel measured on part of the workloads (the fault-only
+		# boots) says which.
+		part = first != "" && info(vk, "workloads") " " info(vk, "configs") != first ? \
+			"; only " info(vk, "workloads") " under " info(vk, "configs") : ""
+		if (first == "")
+			first = info(vk, "workloads") " " info(vk, "configs")
+		print "   kernel " (KORD[kk] != "" ? KORD[kk] " = " : "") info(vk, "kver") ", " info(vk, "cpus") " vCPU(s); passes " info(vk, "passes") "; wl " info(vk, "wlargs") part
+	}
+	printf "%-6s %-6s %-10s %2s %10s %6s %10s %7s %7s %5s %5s %9s %9s\n", "kernel", "wl", "config", "n", "ns/op", "spread", "untr ns/op", "ratio", "ev/op", "seen", "lost", "ns/event", "/bpftrace"
+	# Workload by workload, each kernel's rows after one another.
+	for (i = 1; i <= nwn; i++) {
+		printed = 0
+		for (kk = 1; kk <= nk; kk++) {
+			w = vkey(vm, KORD[kk]) ":" WN[i]
+			if (w in WLSEEN) {
+				workload_rows(vm, w)
+				printed = 1
+			}
 		}
-		print ""
+		if (printed)
+			print ""
 	}
 }
 
-function throughput_table(	i, key, parts, c, w, ops_s, ukey, slow, evs, v, mbs) {
+# The cost of a watched fault on each kernel: the icount VM's fault loop
+# (one op = one fault) watched by drain against the same boot's untraced
+# runs, in instructions. The kernels' fault hooks are held to 6.1's figure
+# (issue 24: within 1.25x); "cost" is what memmon adds to a fault, and the
+# whole watched fault is shown too (the kernel's own fault path differs).
+function fault_compute(	kk, k, w, m) {
+	for (kk = 1; kk <= nk; kk++) {
+		k = KORD[kk]
+		w = vkey("icount", k) ":fault"
+		m = "memmon" SUBSEP w
+		if (!(m in NS) || REFB[m] == "")
+			continue
+		FK[++nfk] = k
+		FW[k] = NS[m]
+		FU[k] = REFB[m]
+		FC[k] = NS[m] - REFB[m]
+	}
+	FBASE = nfk ? FK[1] : ""
+	for (kk = 1; kk <= nfk; kk++)
+		if (FK[kk] == "6.1")
+			FBASE = "6.1"
+}
+
+function fault_table(	kk, k, m) {
+	if (nfk < 1)
+		return
+	print "== Per watched fault, per kernel (icount VM, fault loop: instructions per fault)"
+	printf "%-6s %-26s %-8s %10s %10s %8s %9s %9s\n", "kernel", "kver", "hook", "untraced", "watched", "cost", "cost/" FBASE, "watched/" FBASE
+	for (kk = 1; kk <= nfk; kk++) {
+		k = FK[kk]
+		m = "memmon" SUBSEP vkey("icount", k) ":fault"
+		printf "%-6s %-26s %-8s %10.1f %10.1f %8.1f %9.3f %9.3f\n", kname(k), info(vkey("icount", k), "kver"),
+			(m in HOOK) ? HOOK[m] : "?", FU[k], FW[k], FC[k],
+			(FC[FBASE] > 0 ? FC[k] / FC[FBASE] : 0), (FW[FBASE] > 0 ? FW[k] / FW[FBASE] : 0)
+		add_json("{\"kind\":\"fault_per_kernel\",\"vm\":\"icount\",\"kernel\":" jstr(k) \
+			",\"kver\":" jstr(info(vkey("icount", k), "kver")) ",\"fault_hook\":" jstr(HOOK[m]) \
+			",\"untraced_per_fault\":" jnum(FU[k]) ",\"watched_per_fault\":" jnum(FW[k]) \
+			",\"cost_per_fault\":" jnum(FC[k]) ",\"base_kernel\":" jstr(FBASE) \
+			",\"cost_vs_base\":" jnum(FC[FBASE] > 0 ? FC[k] / FC[FBASE] : "") \
+			",\"watched_vs_base\":" jnum(FW[FBASE] > 0 ? FW[k] / FW[FBASE] : "") \
+			",\"time_base\":\"icount: emulated instructions\"}")
+	}
+	print "untraced, watched: ns/op of the fault loop (best of -k windows; in the icount VM, instructions per"
+	print "fault) without the module and watched by drain; cost = watched - untraced: what memmon adds to a"
+	print "fault (its hook, the record, the drain); hook: /proc/memmon/stats fault_hook during the run."
+	print ""
+}
+
+function throughput_table(	i, key, parts, c, w, ops_s, ukey, slow, evs, v, mbs, sec, kk) {
 	if (!ntp)
 		return
-	print "== Throughput: storms on every vCPU of the smp VM for " info("smp", "storm_seconds") " s (TCG real time)"
-	printf "%-6s %-10s %12s %9s %11s %9s %11s %11s\n", "storm", "config", "ops/s", "slowdown", "events", "lost", "events/s", "MB/s"
+	# The storms last as long on every kernel.
+	sec = info("smp", "storm_seconds")
+	for (kk = 1; kk <= nk && sec == ""; kk++)
+		sec = info(vkey("smp", KORD[kk]), "storm_seconds")
+	print "== Throughput: storms on every vCPU of the smp VM for " sec " s (TCG real time)"
+	printf "%-6s %-6s %-10s %12s %9s %11s %9s %11s %11s\n", "kernel", "storm", "config", "ops/s", "slowdown", "events", "lost", "events/s", "MB/s"
 	for (i = 1; i <= ntp; i++) {
 		key = TPK[i]
 		split(key, parts, SUBSEP)
@@ -437,10 +564,10 @@ function throughput_table(	i, key, parts, c, w, ops_s, ukey, slow, evs, v, mbs) 
 		slow = (ukey in TP) && TPNS[ukey] > 0 ? TPNS[key] / TPNS[ukey] : ""
 		evs = TPSEC[key] > 0 && TPEV[key] != "" ? TPEV[key] / TPSEC[key] : ""
 		mbs = TPSEC[key] > 0 && TPBYTES[key] != "" ? TPBYTES[key] / TPSEC[key] / 1e6 : ""
-		printf "%-6s %-10s %12.0f %9s %11s %9s %11s %11s\n", v, c, ops_s, fmt(slow, "%.3f"),
+		printf "%-6s %-6s %-10s %12.0f %9s %11s %9s %11s %11s\n", kname(TPKER[key]), v, c, ops_s, fmt(slow, "%.3f"),
 			c == "untraced" ? "-" : TPEV[key], c == "untraced" ? "-" : TPLOST[key],
 			c == "untraced" ? "-" : fmt(evs, "%.0f"), c == "untraced" ? "-" : fmt(mbs, "%.2f")
-		add_json("{\"kind\":\"throughput\",\"vm\":\"smp\",\"workload\":" jstr(v) ",\"configuration\":" jstr(c) \
+		add_json("{\"kind\":\"throughput\",\"vm\":\"smp\",\"kernel\":" jstr(TPKER[key]) ",\"workload\":" jstr(v) ",\"configuration\":" jstr(c) \
 			",\"ops\":" jnum(TPOPS[key]) ",\"seconds\":" jnum(TPSEC[key]) \
 			",\"ops_per_s\":" jnum(ops_s) ",\"ns_per_op\":" jnum(TPNS[key]) \
 			",\"ratio_to_untraced\":" jnum(slow) ",\"events\":" jnum(TPEV[key]) \
@@ -448,9 +575,9 @@ function throughput_table(	i, key, parts, c, w, ops_s, ukey, slow, evs, v, mbs) 
 			",\"events_per_s\":" jnum(evs) ",\"bytes\":" jnum(TPBYTES[key]) \
 			",\"mb_per_s\":" jnum(mbs) ",\"time_base\":\"TCG real time (emulated)\"}")
 		if (c == "memmon" && v == "storm")
-			STORM_LOST = TPLOST[key]
+			STORM_LOST[TPKER[key]] = TPLOST[key]
 		if (c == "record" && v == "storm")
-			REC_LOST = TPLOST[key]
+			REC_LOST[TPKER[key]] = TPLOST[key]
 	}
 	print "ops/s: storm = faults, mark = MEMMON_IOC_MARK calls, of all threads; slowdown: ns/op over the"
 	print "untraced storm's; events/s: records delivered to the consumer per second of storm."
@@ -465,17 +592,25 @@ function noise(w,	r) {
 	return r < 1 ? 1 - r : r - 1
 }
 
-function targets(	i, w, key, o, n, m, cw, parts) {
+function targets(	i, w, key, o, n, m, cw, parts, kk, k, r) {
 	print "== Targets (reported, never enforced)"
+	for (kk = 1; kk <= nfk; kk++) {
+		k = FK[kk]
+		if (k == FBASE || FC[FBASE] <= 0)
+			continue
+		r = FC[k] / FC[FBASE]
+		printf "  cost per watched fault <= 1.25x %s's, %-6s %6.1f vs %.1f instructions, %.3fx   %s (whole watched fault %.3fx)\n", FBASE, k ":", FC[k], FC[FBASE], r,
+			r <= 1.25 ? "met" : sprintf("MISSED by %.0f instructions", FC[k] - 1.25 * FC[FBASE]), FW[k] / FW[FBASE]
+	}
 	for (i = 1; i <= nwl; i++) {
 		w = WL[i]
 		key = "memmon" SUBSEP w
 		if (VSB[key] == "")
 			continue
 		if (PEV[key] <= 0 || RATIO[key] - 1 <= 2 * noise(w))
-			printf "  per-event cost <= 1/3 of bpftrace's, %-12s not measurable: the slowdown is within the A/A noise\n", w ":"
+			printf "  per-event cost <= 1/3 of bpftrace's, %-18s not measurable: the slowdown is within the A/A noise\n", w ":"
 		else
-			printf "  per-event cost <= 1/3 of bpftrace's, %-12s %6.3f of bpftrace's   %s\n", w ":", VSB[key],
+			printf "  per-event cost <= 1/3 of bpftrace's, %-18s %6.3f of bpftrace's   %s\n", w ":", VSB[key],
 				VSB[key] <= 1 / 3 ? "met" : sprintf("MISSED: %.1fx the target", VSB[key] * 3)
 	}
 	# The same on whole runs (the consumer's every instruction), against
@@ -487,7 +622,7 @@ function targets(	i, w, key, o, n, m, cw, parts) {
 		split(cw, parts, SUBSEP)
 		if (parts[1] != "memmon" && parts[1] != "record")
 			continue
-		printf "  per-event cost <= 1/3 of bpftrace's, whole run, %-6s %-12s %6.3f of bpftrace's%s   %s\n", parts[1], parts[2] ":", WVSB[cw],
+		printf "  per-event cost <= 1/3 of bpftrace's, whole run, %-6s %-18s %6.3f of bpftrace's%s   %s\n", parts[1], parts[2] ":", WVSB[cw],
 			WVSBW[cw] == "windowed" ? " (windowed)" : "",
 			WVSB[cw] <= 1 / 3 ? "met" : sprintf("MISSED: %.1fx the target", WVSB[cw] * 3)
 	}
@@ -499,9 +634,9 @@ function targets(	i, w, key, o, n, m, cw, parts) {
 		if (RATIO[key] == "")
 			continue
 		if (noise(w) > 0.05)
-			printf "  traced fault loop <= 5%% slower, %-12s not measurable (A/A noise %.0f%%)\n", w ":", noise(w) * 100
+			printf "  traced fault loop <= 5%% slower, %-18s not measurable (A/A noise %.0f%%)\n", w ":", noise(w) * 100
 		else
-			printf "  traced fault loop <= 5%% slower, %-12s %+6.1f%%   %s\n", w ":", (RATIO[key] - 1) * 100,
+			printf "  traced fault loop <= 5%% slower, %-18s %+6.1f%%   %s\n", w ":", (RATIO[key] - 1) * 100,
 				RATIO[key] <= 1.05 ? "met" : sprintf("MISSED by %.1f points", (RATIO[key] - 1.05) * 100)
 	}
 	for (i = 1; i <= nwh; i++) {
@@ -509,7 +644,7 @@ function targets(	i, w, key, o, n, m, cw, parts) {
 		split(cw, parts, SUBSEP)
 		if (WHNAME[cw] != "fault" || parts[1] != "memmon" || WRATIO[cw] == "")
 			continue
-		printf "  traced fault loop <= 5%% slower, whole run, %-12s %+6.1f%%   %s\n", parts[2] ":", (WRATIO[cw] - 1) * 100,
+		printf "  traced fault loop <= 5%% slower, whole run, %-18s %+6.1f%%   %s\n", parts[2] ":", (WRATIO[cw] - 1) * 100,
 			WRATIO[cw] <= 1.05 ? "met" : sprintf("MISSED by %.1f points", (WRATIO[cw] - 1.05) * 100)
 	}
 	for (i = 1; i <= nwl; i++) {
@@ -519,15 +654,18 @@ function targets(	i, w, key, o, n, m, cw, parts) {
 			continue
 		n = ("untraced2" SUBSEP w) in RATIO ? sprintf(" (A/A noise %+.1f%%)", (RATIO["untraced2" SUBSEP w] - 1) * 100) : ""
 		if (noise(w) > 0.01)
-			printf "  unwatched process <= 1%% slower, %-12s not measurable%s\n", w ":", n
+			printf "  unwatched process <= 1%% slower, %-18s not measurable%s\n", w ":", n
 		else
-			printf "  unwatched process <= 1%% slower, %-12s %+6.1f%%   %s%s\n", w ":", (RATIO[key] - 1) * 100,
+			printf "  unwatched process <= 1%% slower, %-18s %+6.1f%%   %s%s\n", w ":", (RATIO[key] - 1) * 100,
 				RATIO[key] <= 1.01 ? "met" : sprintf("MISSED by %.1f points", (RATIO[key] - 1.01) * 100), n
 	}
-	if (STORM_LOST != "")
-		printf "  zero lost, fastest fault storm, drained:       lost %s   %s\n", STORM_LOST, STORM_LOST == 0 ? "met" : "MISSED"
-	if (REC_LOST != "")
-		printf "  zero lost, fastest fault storm, memmon record: lost %s   %s\n", REC_LOST, REC_LOST == 0 ? "met" : "MISSED"
+	for (kk = 1; kk <= nk; kk++) {
+		k = KORD[kk]
+		if (k in STORM_LOST)
+			printf "  zero lost, fastest fault storm, drained, %-6s       lost %s   %s\n", k ":", STORM_LOST[k], STORM_LOST[k] == 0 ? "met" : "MISSED"
+		if (k in REC_LOST)
+			printf "  zero lost, fastest fault storm, memmon record, %-6s lost %s   %s\n", k ":", REC_LOST[k], REC_LOST[k] == 0 ? "met" : "MISSED"
+	}
 	for (i = 1; i <= nhost; i++) {
 		o = HOSTLINE[i]
 		if (o ~ /bench=drain_rate/ && match(o, /events_per_s=[0-9.e+]+/)) {
@@ -567,6 +705,7 @@ function targets(	i, w, key, o, n, m, cw, parts) {
 END {
 	compute()
 	whole_compute()
+	fault_compute()
 	print "memmon benchmarks, " INFO["date"] ", commit " INFO["commit"] "; host " INFO["host"] ", " INFO["host_cpu"] " x" INFO["host_cpus"]
 	print "The VM runs Debian's kernel under qemu TCG, an emulator: its ns are EMULATED time, not hardware"
 	print "time. Only ratios to untraced runs of the same boot, and costs compared with one another, mean"
@@ -586,14 +725,19 @@ END {
 		print "pass, over all its workloads."
 		print ""
 	}
+	fault_table()
 	whole_table()
-	if (nen) {
-		for (k = 1; k <= nen; k++)
-			A[k] = EN[k]
-		en = median(A, nen)
-		for (k = 1; k <= nen; k++)
-			A[k] = DIS[k]
-		printf "== Session set-up (%s VM, median of %d): MEMMON_IOC_ENABLE %.1f M ns, DISABLE %.1f M ns%s\n", ENVM, nen, en / 1e6, median(A, nen) / 1e6, ENVM == "icount" ? " (emulated instructions)" : ""
+	if (nenv) {
+		print "== Session set-up: MEMMON_IOC_ENABLE and DISABLE, median over the memmon runs"
+		for (e = 1; e <= nenv; e++) {
+			v = ENV_[e]
+			for (k = 1; k <= NEN[v]; k++)
+				A[k] = EN[v, k]
+			en = median(A, NEN[v])
+			for (k = 1; k <= NEN[v]; k++)
+				A[k] = DIS[v, k]
+			printf "   %-12s (%d runs): ENABLE %.1f M ns, DISABLE %.1f M ns%s\n", v, NEN[v], en / 1e6, median(A, NEN[v]) / 1e6, v ~ /^icount/ ? " (emulated instructions)" : ""
+		}
 		print "   attaching every hook (first session) and detaching them (last): a one-off cost per session."
 		print ""
 	}
