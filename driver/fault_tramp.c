@@ -100,9 +100,13 @@
 
 DEFINE_PER_CPU(long, memmon_fault_inflight);
 
-#if (defined(MEMMON_HAVE_FTRACE_DIRECT_MULTI) || \
-     defined(MEMMON_HAVE_FTRACE_DIRECT)) && \
-	(defined(MEMMON_HAVE_CURRENT_TASK) || defined(MEMMON_HAVE_PCPU_HOT)) && \
+#if defined(MEMMON_HAVE_FTRACE_DIRECT_MULTI) || defined(MEMMON_HAVE_FTRACE_DIRECT)
+#define MEMMON_HAVE_DIRECT 1
+#endif
+#if defined(MEMMON_HAVE_CURRENT_TASK) || defined(MEMMON_HAVE_PCPU_HOT)
+#define MEMMON_HAVE_ASM_CURRENT 1
+#endif
+#if defined(MEMMON_HAVE_DIRECT) && defined(MEMMON_HAVE_ASM_CURRENT) && \
 	defined(CONFIG_X86_64) && \
 	defined(CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)
 #define MEMMON_TRAMP 1
