@@ -11,7 +11,7 @@
  * Coalescing. Faults change RSS a page at a time; a record per change would
  * cost more than the fault. Per CPU, a few slots remember, per mm, when the
  * last record was written and the total it reported. A change is recorded
- * at once when a tick (TICK_NSEC) has passed since that record or the total
+ * at once in a tick (jiffy) later than that record's, or when the total
  * moved by rss_kib KiB or more; otherwise the slot is marked dirty and a
  * per-CPU timer writes the latest values one tick later. So a process gets
  * at most one record per tick on each CPU it changes RSS on (plus one per
@@ -62,7 +62,7 @@ MODULE_PARM_DESC(rss_kib,
 struct memmon_rss_slot {
 	struct mm_struct *mm;	/* mmgrab()bed; NULL: free slot */
 	pid_t tgid;		/* the process, in the initial namespace */
-	u64 last_ns;		/* time of the last record */
+	unsigned long last_jiffies;	/* the tick of the last record */
 	u64 last_total;		/* bytes it reported (all four counters) */
 	u64 used;		/* LRU stamp */
 	bool dirty;		/* changed since the last record */
@@ -72,10 +72,20 @@ struct memmon_rss_cpu {
 	struct memmon_rss_slot slot[MEMMON_RSS_SLOTS];
 	struct timer_list timer;	/* pinned; flushes dirty slots */
 	u64 clock;			/* LRU clock */
+	struct memmon_rss_slot *hot;	/* the slot used last, or NULL */
 };
 
 static struct memmon_rss_cpu __percpu *memmon_rss_pcpu;
 static struct tracepoint *memmon_rss_tp;
+
+/* What memmon_rss_read() reports in all: the four counters' sum. */
+static __always_inline u64 memmon_rss_total(struct mm_struct *mm)
+{
+	return ((u64)get_mm_counter(mm, MM_ANONPAGES) +
+		get_mm_counter(mm, MM_FILEPAGES) +
+		get_mm_counter(mm, MM_SHMEMPAGES) +
+		get_mm_counter(mm, MM_SWAPENTS)) << PAGE_SHIFT;
+}
 
 static u64 memmon_rss_read(struct mm_struct *mm, struct memmon_rec_rss *rec)
 {
@@ -109,12 +119,12 @@ static void memmon_rss_timer(struct timer_list *t)
 
 		if (!s->mm || !s->dirty)
 			continue;
-		if (now - s->last_ns < TICK_NSEC) {
+		if (!time_after(jiffies, s->last_jiffies)) {
 			again = true;
 			continue;
 		}
 		total = memmon_rss_read(s->mm, &rec);
-		s->last_ns = now;
+		s->last_jiffies = jiffies;
 		s->last_total = total;
 		s->dirty = false;
 		rcu_read_lock();
@@ -134,6 +144,47 @@ static void memmon_rss_timer(struct timer_list *t)
 }
 
 /*
+ * A change that the slow path below would only mark dirty: this CPU wrote
+ * a record of @mm in the current tick (its hot slot's, so some session
+ * wanted it then; the timer asks again before writing), and the total has
+ * not moved rss_kib since. No session lookup, no clock read.
+ *
+ * Without interrupts disabled, unlike the slow path: this only reads the
+ * slot and sets its dirty mark, and the probe is the slots' only other
+ * writer (it does not nest: task context, preemption disabled). The timer
+ * may run in between on this CPU (softirq on an interrupt's exit; on
+ * PREEMPT_RT it runs with interrupts disabled, so never in between): it
+ * reads the counters, which rss_stat's caller updated before calling us,
+ * so a flush there already holds this change, and a dirty mark set after
+ * it costs at most one more record, in a later tick.
+ * Context: the probe's, preemption disabled.
+ */
+static __always_inline bool memmon_rss_coalesce(struct mm_struct *mm)
+{
+	struct memmon_rss_cpu *rc = this_cpu_ptr(memmon_rss_pcpu);
+	struct memmon_rss_slot *s = rc->hot;
+	unsigned long flags;
+	u64 total, last;
+
+	if (!s || s->mm != mm ||
+	    !time_before_eq(jiffies, READ_ONCE(s->last_jiffies)))
+		return false;
+	total = memmon_rss_total(mm);
+	last = READ_ONCE(s->last_total);
+	if ((total > last ? total - last : last - total) >=
+	    (u64)READ_ONCE(rss_kib) << 10)
+		return false;
+	WRITE_ONCE(s->dirty, true);
+	s->used = ++rc->clock;
+	if (!timer_pending(&rc->timer)) {
+		local_irq_save(flags);	/* as the slow path arms it */
+		mod_timer(&rc->timer, jiffies + 1);
+		local_irq_restore(flags);
+	}
+	return true;
+}
+
+/*
  * rss_stat(mm, member[, count]).
  * Context: task context (anything else is ignored), preemption disabled
  * (tracepoint), mm pinned by the caller.
@@ -150,9 +201,20 @@ static void memmon_tp_rss(void *data, MEMMON_RSS_STAT_ARGS)
 	bool emit = false;
 	unsigned int i;
 
-	if (!static_branch_unlikely(&memmon_active) || !in_task())
+	if (!static_branch_unlikely(&memmon_active) ||
+	    !READ_ONCE(memmon_masks.ev[MEMMON_EV_RSS]) || !in_task())
 		return;
 	task = current;
+	/*
+	 * Since 6.2 rss_stat fires on every page a fault maps (6.1 batched
+	 * the task's changes, ~1 in 64), so the common cases come first: a
+	 * process watched by no session (this CPU's quiet one, emit.h), and
+	 * a watched one whose change only marks its slot dirty.
+	 */
+	if (likely(task->mm == mm && !(task->flags & PF_KTHREAD))) {
+		if (memmon_watch_is_quiet(task) || memmon_rss_coalesce(mm))
+			return;
+	}
 	if (task->mm != mm || (task->flags & PF_KTHREAD)) {
 #ifdef CONFIG_MEMCG
 		/* RCU: task_structs are freed after a grace period. */
@@ -195,12 +257,13 @@ static void memmon_tp_rss(void *data, MEMMON_RSS_STAT_ARGS)
 		emit = true;
 	}
 	s->used = ++rc->clock;
+	rc->hot = s;
 	delta = total > s->last_total ? total - s->last_total :
 					s->last_total - total;
-	if (emit || now - s->last_ns >= TICK_NSEC ||
+	if (emit || time_after(jiffies, s->last_jiffies) ||
 	    delta >= (u64)READ_ONCE(rss_kib) << 10) {
 		emit = true;
-		s->last_ns = now;
+		s->last_jiffies = jiffies;
 		s->last_total = total;
 		s->dirty = false;
 	} else {
