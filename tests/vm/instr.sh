@@ -13,10 +13,10 @@ kmod() {
 	for m; do
 		grep -q "^${m//-/_} " /proc/modules && continue
 		modprobe -q "$m" 2>/dev/null && continue
-		# The debug kernel's tree (scripts/debug-kernel's cache, seen
-		# through the host's root): its modules.builtin says what is in.
-		for root in ${MEMMON_KMOD_ROOT:-} "build/kernel/$kver/root" \
-			/var/cache/memmon/debug-kernel/*/root; do
+		# The test kernel's tree, seen through the host's root (for the
+		# debug kernel tests/vm/run sets MEMMON_KMOD_ROOT to its cache):
+		# its modules.builtin says what is built in.
+		for root in ${MEMMON_KMOD_ROOT:-} "build/kernel/$kver/root"; do
 			[ -d "$root/lib/modules/$kver" ] || continue
 			modprobe -q -d "$root" "$m" 2>/dev/null && continue 2
 		done
