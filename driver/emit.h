@@ -176,6 +176,8 @@ void memmon_emit(u64 sessions, struct task_struct *task, u16 type,
 		 const void *tail, u32 tail_len, u64 time_ns);
 void memmon_emit_syscall(u64 sessions, const struct memmon_rec_syscall *rec,
 			 u64 time_ns);
+void memmon_emit_fork(u64 sessions, struct task_struct *parent,
+		      struct task_struct *child, u32 flags, u64 time_ns);
 
 /* hooks.c (instrumentation): attach every hook when the first session is
  * enabled, detach after the last one is disabled. Process context, may

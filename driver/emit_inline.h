@@ -57,14 +57,16 @@ static inline void memmon_task_ids(const struct memmon_session *s,
 }
 
 /*
- * Writes a record's body, everything after the header at @hdr, from @ctx:
+ * Writes a record's body, everything after the header at @hdr, from @ctx,
+ * as session @s may see it (its PID namespace, its MEMMON_SESSF_* rights):
  * exactly the body_len bytes its emit said (the transport zeroes the
  * padding). Always a constant, inline function: each emit site's loop
  * compiles it in, so that a record built field by field goes straight into
  * the ring, with no copy on the stack in between.
  * Context: the emit's, inside a ring's reserve and commit; must not emit.
  */
-typedef void (*memmon_fill_t)(struct memmon_rec_header *hdr, const void *ctx);
+typedef void (*memmon_fill_t)(struct memmon_rec_header *hdr,
+			      const struct memmon_session *s, const void *ctx);
 
 /*
  * Write one record into @cpu's ring of @s. Preemption disabled, on @cpu;
@@ -97,7 +99,7 @@ static __always_inline void __memmon_emit_one(struct memmon_session *s,
 		hdr->cpu = cpu;
 		hdr->time_ns = time_ns;
 		memmon_task_ids(s, task, &hdr->tgid, &hdr->tid);
-		fill(hdr, ctx);
+		fill(hdr, s, ctx);
 		/* Never leak stale ring bytes: the padding is zero. */
 		if (size > len)
 			memset((u8 *)hdr + len, 0, size - len);
@@ -151,6 +153,7 @@ struct memmon_fill_bytes {
 };
 
 static __always_inline void memmon_fill_bytes(struct memmon_rec_header *hdr,
+					      const struct memmon_session *s,
 					      const void *ctx)
 {
 	const struct memmon_fill_bytes *b = ctx;

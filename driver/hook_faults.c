@@ -217,20 +217,23 @@ static_assert(sizeof(struct memmon_rec_fault) ==
 	      sizeof(struct memmon_rec_header) + 4 * sizeof(u64) + 4 * sizeof(u32),
 	      "struct memmon_rec_fault has a hole memmon_fault_fill() would leave stale");
 
+/* The pfn only for a session whose opener had CAP_SYS_ADMIN (as pagemap). */
 static __always_inline void memmon_fault_fill(struct memmon_rec_header *hdr,
+					      const struct memmon_session *s,
 					      const void *ctx)
 {
 	struct memmon_rec_fault *rec = container_of(hdr, struct memmon_rec_fault, hdr);
 	const struct memmon_fault_fill *f = ctx;
+	bool pfn = s->flags & MEMMON_SESSF_PFN;
 
 	rec->addr = f->call->addr;
 	rec->ip = f->call->ip;
 	rec->access = f->call->access;
 	rec->fclass = f->call->fclass;
 	rec->result = f->result;
-	rec->flags = f->flags;
+	rec->flags = pfn ? f->flags : f->flags & ~MEMMON_FAULTF_PFN;
 	rec->duration_ns = f->duration_ns;
-	rec->pfn = f->pfn;
+	rec->pfn = pfn ? f->pfn : 0;
 }
 
 /*

@@ -26,7 +26,8 @@
  * Faults taken while exit_mm() releases the mm (robust futex lists,
  * clear_child_tid) therefore still precede the EXIT record.
  *
- * PIDs in the FORK body are the child's in the initial PID namespace.
+ * PIDs in the FORK body, as in every header, are numbers in the reading
+ * session's PID namespace (memmon_emit_fork()).
  */
 #include "memmon.h"
 #include "hooks.h"
@@ -152,9 +153,9 @@ static void memmon_exit_notes_clear(void)
 static void memmon_tp_fork(void *data, struct task_struct *parent,
 			   struct task_struct *child)
 {
-	struct memmon_rec_fork rec;
 	unsigned long clone_flags = 0;
 	u64 watchers, sessions;
+	u32 flags = 0;
 
 	if (!static_branch_unlikely(&memmon_active))
 		return;
@@ -172,15 +173,12 @@ static void memmon_tp_fork(void *data, struct task_struct *parent,
 	sessions = memmon_want(watchers, MEMMON_EV_LIFECYCLE, 0);
 	if (!sessions)
 		return;
-	memset(&rec, 0, sizeof(rec));
-	rec.child_tgid = task_tgid_nr(child);
-	rec.child_tid = task_pid_nr(child);
 	if (clone_flags & CLONE_THREAD)
-		rec.flags |= MEMMON_FORKF_THREAD;
+		flags |= MEMMON_FORKF_THREAD;
 	if (clone_flags & CLONE_VM)
-		rec.flags |= MEMMON_FORKF_VM;
-	memmon_emit_rec(sessions, parent, MEMMON_REC_FORK, &rec, sizeof(rec),
-			NULL, 0, memmon_now());
+		flags |= MEMMON_FORKF_VM;
+	/* The child's ids as each session sees them. */
+	memmon_emit_fork(sessions, parent, child, flags, memmon_now());
 }
 
 static void memmon_tp_exec(void *data, struct task_struct *p, pid_t old_pid,

@@ -7,6 +7,7 @@
  * steps before it.
  */
 #include "memmon.h"
+#include "user_limits.h"
 #include "session.h"
 #include "watch.h"
 
@@ -73,6 +74,9 @@ static int __init memmon_init(void)
 {
 	int err;
 
+	err = memmon_limits_init();
+	if (err)
+		goto err_out;
 	err = memmon_session_init();
 	if (err)
 		goto err_out;
@@ -105,6 +109,7 @@ static void __exit memmon_exit(void)
 	memmon_hooks_exit();
 	memmon_watch_cleanup();
 	memmon_session_cleanup();
+	memmon_limits_cleanup();
 	pr_info("unloaded\n");
 }
 

@@ -32,9 +32,12 @@
 #include "emit.h"
 #include "session.h"
 #include "emit_inline.h"
+#include "exec_guard.h"
+#include "user_limits.h"
 #include "watch.h"
 
 #include <linux/bitops.h>
+#include <linux/capability.h>
 #include <linux/cpumask.h>
 #include <linux/err.h>
 #include <linux/ktime.h>
@@ -92,6 +95,13 @@ static DEFINE_MUTEX(memmon_sessions_lock);
 struct memmon_session __rcu *memmon_sessions[MEMMON_MAX_SESSIONS];
 static u64 memmon_session_ids;
 static unsigned int memmon_nr_enabled;
+/*
+ * Sessions whose opener had CAP_SYS_PTRACE (MEMMON_SESSF_PTRACE): set
+ * before the session is published, cleared before the grace period that
+ * precedes the reuse of its id. Read locklessly by the exec guard
+ * (memmon_sessions_ptrace()).
+ */
+static u64 memmon_session_ptrace;
 
 /* What producers read (emit.h), on one cache line of its own. */
 struct memmon_masks memmon_masks __read_mostly ____cacheline_aligned;
@@ -156,6 +166,44 @@ void memmon_emit_syscall(u64 sessions, const struct memmon_rec_syscall *rec,
 		      sizeof(*rec) - sizeof(rec->hdr), NULL, 0, time_ns);
 }
 
+/*
+ * What a FORK record is written from: the child, whose ids each session
+ * sees in its own PID namespace.
+ */
+struct memmon_fork_fill {
+	struct task_struct *child;
+	u32 flags;
+};
+
+static __always_inline void memmon_fork_fill(struct memmon_rec_header *hdr,
+					     const struct memmon_session *s,
+					     const void *ctx)
+{
+	struct memmon_rec_fork *rec = container_of(hdr, struct memmon_rec_fork, hdr);
+	const struct memmon_fork_fill *f = ctx;
+
+	/* 0 where the child is not visible in the session's namespace. */
+	memmon_task_ids(s, f->child, &rec->child_tgid, &rec->child_tid);
+	rec->flags = f->flags;
+	rec->__reserved = 0;
+}
+
+/*
+ * memmon_emit() of a FORK record of @parent: every PID in a record is in
+ * the reading session's namespace, the child's too. Contexts as
+ * memmon_emit(); @child must stay alive (the fork tracepoint's is).
+ */
+void memmon_emit_fork(u64 sessions, struct task_struct *parent,
+		      struct task_struct *child, u32 flags, u64 time_ns)
+{
+	const struct memmon_fork_fill f = { .child = child, .flags = flags };
+
+	__memmon_emit_fill(sessions, parent, MEMMON_REC_FORK,
+			   sizeof(struct memmon_rec_fork) -
+			   sizeof(struct memmon_rec_header),
+			   memmon_fork_fill, &f, time_ns);
+}
+
 /* ---------------------------------------------------------------------
  * Masks, enable and disable
  */
@@ -190,13 +238,22 @@ static void __memmon_publish_masks(void)
 static struct memmon_rings *__memmon_session_rings(struct memmon_session *s)
 {
 	struct memmon_rings *rings;
+	struct memmon_layout l;
+	int err;
 
 	lockdep_assert_held(&s->rings_lock);
 	if (s->rings)
 		return s->rings;
+	/* Sizes were validated when they were set: this cannot fail. */
+	memmon_layout_compute(&l, s->ring_size);
+	err = memmon_limits_charge_rings(s, l.consumer_size + l.producer_size);
+	if (err)
+		return ERR_PTR(err);
 	rings = memmon_rings_alloc(s->ring_size, s->wakeup_bytes, &s->wq);
-	if (IS_ERR(rings))
+	if (IS_ERR(rings)) {
+		memmon_limits_uncharge_rings(s);
 		return rings;
+	}
 	/* Pairs with the load-acquires of producers, poll() and read(). */
 	smp_store_release(&s->rings, rings);
 	return rings;
@@ -309,12 +366,15 @@ out_unlock:
  *
  * Context: process context, may sleep.
  * Return: the session holding one reference, ERR_PTR(-EMFILE) when
- * MEMMON_MAX_SESSIONS are open already, or ERR_PTR(-ENOMEM).
+ * MEMMON_MAX_SESSIONS are open already or the caller's user holds
+ * max_user_sessions (user_limits.c), ERR_PTR(-ENOMEM), or an error from
+ * attaching the exec guard.
  */
 struct memmon_session *memmon_session_create(void)
 {
 	struct memmon_session *s;
 	unsigned int id;
+	int err;
 
 	s = kzalloc(sizeof(*s), GFP_KERNEL_ACCOUNT);
 	if (!s)
@@ -328,22 +388,62 @@ struct memmon_session *memmon_session_create(void)
 	s->wakeup_bytes = ring_size / 4;
 	s->events = MEMMON_EV_ALL;
 	s->syscalls = MEMMON_SYS_ALL;
+	/*
+	 * The opener's rights, once (docs/security.md): PFNs as
+	 * /proc/PID/pagemap shows them (CAP_SYS_ADMIN), and watches that
+	 * outlive a privileged exec as ptrace does (CAP_SYS_PTRACE). In the
+	 * initial user namespace: a container's root gets neither.
+	 */
+	if (ns_capable_noaudit(&init_user_ns, CAP_SYS_ADMIN))
+		s->flags |= MEMMON_SESSF_PFN;
+	if (ns_capable_noaudit(&init_user_ns, CAP_SYS_PTRACE))
+		s->flags |= MEMMON_SESSF_PTRACE;
+
+	err = memmon_exec_guard_get();
+	if (err)
+		goto err_free;
+	err = memmon_limits_session_open(s);
+	if (err)
+		goto err_guard;
 	s->pid_ns = get_pid_ns(task_active_pid_ns(current));
 
 	mutex_lock(&memmon_sessions_lock);
 	if (memmon_session_ids == U64_MAX) {
 		mutex_unlock(&memmon_sessions_lock);
 		put_pid_ns(s->pid_ns);
-		kfree(s);
+		memmon_limits_session_close(s);
 		/* As inotify_init() at its instance limit. */
-		return ERR_PTR(-EMFILE);
+		err = -EMFILE;
+		goto err_guard;
 	}
 	id = __ffs64(~memmon_session_ids);
 	memmon_session_ids |= BIT_ULL(id);
 	s->id = id;
+	if (s->flags & MEMMON_SESSF_PTRACE)
+		WRITE_ONCE(memmon_session_ptrace,
+			   memmon_session_ptrace | BIT_ULL(id));
 	rcu_assign_pointer(memmon_sessions[id], s);
 	mutex_unlock(&memmon_sessions_lock);
 	return s;
+
+err_guard:
+	memmon_exec_guard_put();
+err_free:
+	kfree(s);
+	return ERR_PTR(err);
+}
+
+/**
+ * memmon_sessions_ptrace() - the sessions whose opener had CAP_SYS_PTRACE
+ *
+ * Context: any. A snapshot: a bit of a session being freed may still be
+ * set, but only until the grace period before its id is reused, so inside
+ * an RCU read-side critical section a set bit never names a stranger.
+ * Return: the mask of session ids.
+ */
+u64 memmon_sessions_ptrace(void)
+{
+	return READ_ONCE(memmon_session_ptrace);
 }
 
 static void memmon_session_release(struct kref *ref)
@@ -354,6 +454,8 @@ static void memmon_session_release(struct kref *ref)
 	memmon_watch_remove_session(s->id);
 	mutex_lock(&memmon_sessions_lock);
 	RCU_INIT_POINTER(memmon_sessions[s->id], NULL);
+	WRITE_ONCE(memmon_session_ptrace,
+		   memmon_session_ptrace & ~BIT_ULL(s->id));
 	mutex_unlock(&memmon_sessions_lock);
 	/*
 	 * Every producer found the session through memmon_sessions[] inside
@@ -368,6 +470,8 @@ static void memmon_session_release(struct kref *ref)
 	mutex_unlock(&memmon_sessions_lock);
 
 	memmon_rings_free(s->rings);
+	memmon_limits_session_close(s);
+	memmon_exec_guard_put();
 	put_pid_ns(s->pid_ns);
 	mutex_destroy(&s->read_lock);
 	mutex_destroy(&s->rings_lock);
@@ -451,6 +555,8 @@ void memmon_session_info(struct memmon_session *s, struct memmon_info *info)
 	info->producer_size = l.producer_size;
 	info->ring_stride = l.ring_stride;
 	info->ring_data_offset = l.ring_data_offset;
+	info->session_flags = s->flags;
+	memmon_limits_info(s, info);
 }
 
 /**
@@ -562,7 +668,8 @@ static bool memmon_may_watch(struct task_struct *task)
  * Return: 0; -ESRCH if no process has that pid (a thread id that is not a
  * process's is not a process); -EACCES if the caller may not ptrace-read it
  * (ADD); -EEXIST if watched already (ADD); -ENOENT if not watched (DEL);
- * -ENOSPC at max_watch (ADD); -ENOMEM.
+ * -ENOSPC at max_watch (ADD); -ENOMEM; -EINTR if killed while waiting
+ * for an exec of the target to finish (ADD).
  */
 int memmon_session_watch(struct memmon_session *s, const struct memmon_watch *w,
 			 bool add)
@@ -590,11 +697,22 @@ int memmon_session_watch(struct memmon_session *s, const struct memmon_watch *w,
 		err = -ESRCH;
 		goto out_put_pid;
 	}
+	/*
+	 * The check and the insert under the target's exec_update_lock, as
+	 * perf_event_open() does: an exec between them would be judged by
+	 * neither us nor the exec guard (exec_guard.c), which runs with the
+	 * lock held for writing.
+	 */
+	err = down_read_killable(&task->signal->exec_update_lock);
+	if (err)
+		goto out_put_task;
 	if (memmon_may_watch(task))
 		err = memmon_watch_add(s->id, task,
 				       w->flags & MEMMON_WATCH_FOLLOW_CHILDREN);
 	else
 		err = -EACCES;
+	up_read(&task->signal->exec_update_lock);
+out_put_task:
 	put_task_struct(task);
 out_put_pid:
 	put_pid(pid);

@@ -32,13 +32,20 @@
  * @syscalls: mask of 1 << enum memmon_sys
  * @enabled: between ENABLE and DISABLE
  * @read_cpu: the ring read() starts with next (round robin)
+ * @flags: MEMMON_SESSF_*, what the opener could do at open()
+ * @user: the opener's user (real uid), a reference held (user_limits.c)
+ * @ring_bytes: the rings' bytes charged to @user (user_limits.c)
+ * @locked_pages: of which pages charged to @user->locked_vm (user_limits.c)
  *
  * Synchronisation:
  *
  *   field          written                       read
  *   -------------  ----------------------------  ----------------------------
  *   ref            kref ops                      -
- *   id, pid_ns     at creation                   anyone holding a ref
+ *   id, pid_ns,    at creation                   anyone holding a ref
+ *     flags, user
+ *   ring_bytes,    user_limits.c's lock, with    user_limits.c's lock;
+ *     locked_pages   @rings_lock, while !rings     the last put
  *   rings          @rings_lock, once;            producers (load-acquire,
  *                  store-release                 RCU), holders of @rings_lock
  *                                                or of a ref after it was
@@ -50,8 +57,9 @@
  *   enabled        @lock and memmon_sessions_lock  either lock
  *   read_cpu       @read_lock                    @read_lock
  *
- * Producers never look at the fields above except @rings and @pid_ns: they
- * learn which sessions want what from the global masks (session.c).
+ * Producers never look at the fields above except @rings, @pid_ns and
+ * @flags: they learn which sessions want what from the global masks
+ * (session.c).
  * Lock order: @read_lock, then @lock, then @rings_lock (released before
  * anything else is taken) or memmon_sessions_lock, then the watch table's
  * lock. mmap() takes @rings_lock under mmap_lock: nothing is copied from or
@@ -73,6 +81,10 @@ struct memmon_session {
 	u64 syscalls;
 	bool enabled;
 	unsigned int read_cpu;
+	u64 flags;
+	struct user_struct *user;
+	u64 ring_bytes;
+	unsigned long locked_pages;
 };
 
 int memmon_session_init(void);
@@ -81,6 +93,7 @@ void memmon_session_cleanup(void);
 struct memmon_session *memmon_session_create(void);
 void memmon_session_get(struct memmon_session *s);
 void memmon_session_put(struct memmon_session *s);
+u64 memmon_sessions_ptrace(void);
 
 struct memmon_rings *memmon_session_rings(struct memmon_session *s);
 void memmon_session_info(struct memmon_session *s, struct memmon_info *info);

@@ -350,6 +350,33 @@ int memmon_watch_del(unsigned int id, struct pid *pid)
 }
 
 /**
+ * memmon_watch_revoke() - stop the watches a process's new rights forbid
+ * @task: a task of the process (current, in the exec guard)
+ * @keep: sessions that may go on watching it
+ *
+ * Context: any context but interrupts; takes the table's raw lock.
+ * Return: the sessions that watched the process and no longer do.
+ */
+u64 memmon_watch_revoke(struct task_struct *task, u64 keep)
+{
+	struct memmon_watched *e;
+	struct pid *pid = task_tgid(task);
+	u64 drop = 0;
+
+	if (!pid)
+		return 0;
+	raw_spin_lock(&memmon_watch_lock);
+	e = __memmon_watch_find(pid);
+	if (e) {
+		drop = e->sessions & ~keep;
+		if (drop)
+			__memmon_watch_clear(e, drop);
+	}
+	memmon_watch_unlock();
+	return drop;
+}
+
+/**
  * memmon_watch_list() - the processes a session watches
  * @id: the session
  * @ns: the PID namespace to report numbers in (the session opener's); a

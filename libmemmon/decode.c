@@ -811,6 +811,11 @@ static int sb_record(struct strbuf *sb, const struct memmon_rec_header *rec,
 
 		if (!x)
 			return -EBADMSG;
+		/* Still alive, but no longer ours to watch (uapi). */
+		if (x->flags & MEMMON_EXITF_REVOKED) {
+			sb_printf(sb, "exit revoked (privileged exec or not dumpable)");
+			return 0;
+		}
 		sb_printf(sb, "exit ");
 		sb_wait_status(sb, x->code);
 		if (x->flags & MEMMON_EXITF_GROUP)

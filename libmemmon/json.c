@@ -271,6 +271,13 @@ static int json_body(json_t *o, const struct memmon_rec_header *rec,
 
 		if (!x)
 			return -EBADMSG;
+		if (x->flags & MEMMON_EXITF_REVOKED) {
+			/* Still alive, but no longer ours to watch (uapi). */
+			err |= set(o, "how", json_string("revoked"));
+			err |= set(o, "group", json_true());
+			err |= set(o, "revoked", json_true());
+			break;
+		}
 		memmon_wait_status__format(buf, sizeof(buf), x->code);
 		err |= set(o, "status", json_integer(x->code));
 		err |= set(o, "how", json_string(buf));

@@ -64,6 +64,28 @@ int cmd_info(int argc, char **argv)
 	size_line("ring_size_min", in->ring_size_min);
 	size_line("ring_size_max", in->ring_size_max);
 	size_line("ring_size_default", in->ring_size_default);
+	/* ABI 1.1: what this caller may still use (docs/security.md). */
+	if (in->size >= MEMMON_INFO_SIZE_VER1) {
+		printf("%-20s %s, %s\n", "rights",
+		       in->session_flags & MEMMON_SESSF_PFN ?
+		       "pfn shown" : "pfn hidden (needs CAP_SYS_ADMIN)",
+		       in->session_flags & MEMMON_SESSF_PTRACE ?
+		       "watches survive privileged exec" :
+		       "watches end at privileged exec");
+		if (in->user_sessions_max)
+			printf("%-20s %u of %u\n", "user_sessions",
+			       in->user_sessions, in->user_sessions_max);
+		else
+			printf("%-20s %u (no limit)\n", "user_sessions",
+			       in->user_sessions);
+		size_line("user_ring_bytes", in->user_ring_bytes);
+		size_line("user_ring_budget", in->user_ring_budget);
+		if (in->user_ring_avail == ~0ULL)
+			printf("%-20s no limit (CAP_IPC_LOCK or unlimited RLIMIT_MEMLOCK)\n",
+			       "user_ring_avail");
+		else
+			size_line("user_ring_avail", in->user_ring_avail);
+	}
 	memmon_session__close(s);
 	return tool_close_stdout(cmd);
 }

@@ -91,9 +91,15 @@ int tool_explain_errno(const char *cmd, int err, const char *what)
 	case EMFILE:
 	case ENOSPC:
 	case EBUSY:
-		return tool_err(cmd, "%s: %s (too many memmon sessions open? "
-				"see 'memmon info' for max_sessions)", what,
+		return tool_err(cmd, "%s: %s (too many memmon sessions open, "
+				"system-wide or by this user? see 'memmon info' "
+				"for max_sessions and user_sessions)", what,
 				strerror(err));
+	case EDQUOT:
+		return tool_err(cmd, "%s: the rings would take this user's "
+				"memmon memory past its limit; see 'memmon info' "
+				"(user_ring_avail), use a smaller --ring-size, or "
+				"raise RLIMIT_MEMLOCK (ulimit -l)", what);
 	default:
 		return tool_err(cmd, "%s: %s", what, strerror(err));
 	}

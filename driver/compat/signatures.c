@@ -15,6 +15,7 @@
 #include <linux/sched.h>
 #include <linux/taskstats_kern.h>
 #include <linux/binfmts.h>
+#include <linux/sched/coredump.h>
 #include <trace/events/sched.h>
 #include <trace/events/kmem.h>
 
@@ -26,6 +27,17 @@ static_assert(__same_type(&handle_mm_fault,
 /* hook_lifecycle.c's kprobe: (tsk, group_dead) */
 static_assert(__same_type(&taskstats_exit,
 			  void (*)(struct task_struct *, int)));
+
+/*
+ * exec_guard.c's kprobes: setup_new_exec(bprm), entered with the new
+ * image's credentials committed and exec_update_lock still held (fs/exec.c
+ * on 6.1 and 6.12: begin_new_exec() takes it, setup_new_exec() releases
+ * it); set_dumpable(mm, value).
+ */
+static_assert(__same_type(&setup_new_exec,
+			  void (*)(struct linux_binprm *)));
+static_assert(__same_type(&set_dumpable,
+			  void (*)(struct mm_struct *, int)));
 
 /* hook_lifecycle.c's tracepoint probes */
 static_assert(__same_type(&register_trace_sched_process_fork,

@@ -123,6 +123,13 @@ int __wrap_ioctl(int fd, unsigned long req, void *arg)
 		*in = F.info;
 		in->mark_max = MEMMON_MARK_MAX;
 		in->features = MEMMON_FEAT_MMAP | MEMMON_FEAT_MARK;
+		in->size = sizeof(*in);
+		in->session_flags = MEMMON_SESSF_PTRACE;
+		in->user_sessions = 3;
+		in->user_sessions_max = 16;
+		in->user_ring_bytes = 3 * 132 * 1024;
+		in->user_ring_budget = 8 * 1024 * 1024;
+		in->user_ring_avail = 8 * 1024 * 1024 - 3 * 132 * 1024;
 		return 0;
 	}
 	case _IOC_NR(MEMMON_IOC_WATCH_ADD): {
@@ -344,7 +351,12 @@ static void test_mark_info(void **state)
 	assert_int_equal(res.code, 1);
 	run_memmon(&res, DEV, NULL, A("info"));
 	assert_int_equal(res.code, 0);
-	assert_non_null(strstr(res.out, "abi                  1.0"));
+	assert_non_null(strstr(res.out, "abi                  1.1"));
+	/* ABI 1.1: the caller's rights and what its user may still use */
+	assert_non_null(strstr(res.out, "rights               pfn hidden (needs CAP_SYS_ADMIN), watches survive privileged exec\n"));
+	assert_non_null(strstr(res.out, "user_sessions        3 of 16\n"));
+	assert_non_null(strstr(res.out, "user_ring_bytes      405504 (396 KiB)\n"));
+	assert_non_null(strstr(res.out, "user_ring_avail      7983104 (7796 KiB)\n"));
 	assert_non_null(strstr(res.out, "features             mmap mark"));
 	assert_non_null(strstr(res.out, "cpus                 2"));
 }

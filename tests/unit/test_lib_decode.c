@@ -339,6 +339,10 @@ static void test_text_other_records(void **state)
 	x->code = 3 << 8;
 	x->flags = 0;
 	check_line(&b.hdr, &o, "[cpu1] 1234/1235 exit exited 3");
+	/* A revoked watch: the process lives on; no status to print. */
+	x->code = 0;
+	x->flags = MEMMON_EXITF_GROUP | MEMMON_EXITF_REVOKED;
+	check_line(&b.hdr, &o, "[cpu1] 1234/1235 exit revoked (privileged exec or not dumpable)");
 
 	rec_hdr(&b, MEMMON_REC_FORK, sizeof(*k));
 	k->child_tgid = 1300;

@@ -120,6 +120,30 @@ static void test_every_type(void **state)
 	}
 }
 
+/* A revoked watch reads as the end of the process, and says why. */
+static void test_exit_revoked(void **state)
+{
+	union rec_buf b;
+	struct memmon_rec_exit *x = (void *)&b;
+	json_t *j;
+
+	(void)state;
+	rec_hdr(&b, MEMMON_REC_EXIT, sizeof(*x));
+	x->flags = MEMMON_EXITF_GROUP | MEMMON_EXITF_REVOKED;
+	j = parse(&b.hdr, NULL);
+	assert_string_equal(str(j, "how"), "revoked");
+	assert_true(json_is_true(json_object_get(j, "group")));
+	assert_true(json_is_true(json_object_get(j, "revoked")));
+	assert_null(json_object_get(j, "status"));
+	json_decref(j);
+	/* An ordinary exit has no "revoked" member. */
+	x->flags = MEMMON_EXITF_GROUP;
+	j = parse(&b.hdr, NULL);
+	assert_null(json_object_get(j, "revoked"));
+	assert_string_equal(str(j, "how"), "exited 0");
+	json_decref(j);
+}
+
 static void test_fault(void **state)
 {
 	union rec_buf b;
@@ -211,6 +235,7 @@ int main(void)
 		cmocka_unit_test(test_mmap),
 		cmocka_unit_test(test_every_type),
 		cmocka_unit_test(test_fault),
+		cmocka_unit_test(test_exit_revoked),
 		cmocka_unit_test(test_escaping),
 		cmocka_unit_test(test_unknown_and_errors),
 	};

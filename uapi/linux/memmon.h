@@ -31,7 +31,7 @@
 #include <linux/ioctl.h>
 
 #define MEMMON_ABI_MAJOR	1
-#define MEMMON_ABI_MINOR	0
+#define MEMMON_ABI_MINOR	1
 
 #define MEMMON_DEVICE_PATH	"/dev/memmon"
 
@@ -81,9 +81,41 @@ struct memmon_info {
 	__u64 producer_size;		/* out: bytes of the producer area */
 	__u64 ring_stride;		/* out: bytes between two CPUs' blocks */
 	__u64 ring_data_offset;		/* out: data offset inside a CPU's block */
+	/* ABI 1.1: this session's rights and its user's limits. */
+	__u64 session_flags;		/* out: MEMMON_SESSF_* */
+	__u32 user_sessions;		/* out: sessions of the opener's user
+					 *      (real uid) open now, this one
+					 *      included
+					 */
+	__u32 user_sessions_max;	/* out: the most it may hold; 0: no
+					 *      limit (CAP_SYS_ADMIN opener)
+					 */
+	__u64 user_ring_bytes;		/* out: ring memory of those sessions */
+	__u64 user_ring_budget;		/* out: ring memory a user may have
+					 *      beyond RLIMIT_MEMLOCK (module
+					 *      parameter user_ring_kb x nr_cpus)
+					 */
+	__u64 user_ring_avail;		/* out: ring memory the caller may
+					 *      still create: the budget left
+					 *      plus what RLIMIT_MEMLOCK leaves;
+					 *      ~0ULL: no limit (CAP_IPC_LOCK)
+					 */
 };
 
 #define MEMMON_INFO_SIZE_VER0	128	/* first published */
+#define MEMMON_INFO_SIZE_VER1	168	/* ABI 1.1: session_flags, user_* */
+
+/*
+ * memmon_info.session_flags: what the opener could do at open(), fixed for
+ * the session's life (docs/security.md).
+ */
+#define MEMMON_SESSF_PFN	(1ULL << 0)	/* CAP_SYS_ADMIN: FAULT records
+						 * carry pfn (as pagemap)
+						 */
+#define MEMMON_SESSF_PTRACE	(1ULL << 1)	/* CAP_SYS_PTRACE: a watch
+						 * survives the exec of a
+						 * privileged image
+						 */
 
 /* ------------------------------------------------------------------------
  * Session setup: MEMMON_IOC_CONFIGURE (only before the rings exist: before
@@ -255,7 +287,11 @@ struct memmon_mark {
  * pointer, -EINVAL bad flags/reserved/values, -E2BIG struct tail not zero.
  *
  * Others: open() -EPERM without CAP_PERFMON/CAP_SYS_ADMIN (module parameter
- * require_cap=1, the default), -EMFILE when max_sessions are open.
+ * require_cap=1, the default), -EMFILE when max_sessions are open or the
+ * opener's user holds max_user_sessions already. The first mmap(), read(),
+ * MARK or ENABLE creates the rings: -EDQUOT when they would take the
+ * user's ring memory past user_ring_budget plus what RLIMIT_MEMLOCK
+ * leaves (memmon_info.user_ring_avail says how much is left).
  * WATCH_ADD -ESRCH no such process (or a thread id), -EACCES the caller may
  * not ptrace-read it, -EEXIST already watched, -ENOSPC max_watch reached.
  * WATCH_DEL -ESRCH no such process, -ENOENT not watched; flags ignored.
@@ -499,7 +535,9 @@ enum memmon_fault_result {
 #define MEMMON_FAULTF_KERNEL	(1U << 1)	/* taken in kernel mode on a
 						 * user address (copy_*_user)
 						 */
-#define MEMMON_FAULTF_PFN	(1U << 2)	/* pfn is valid */
+#define MEMMON_FAULTF_PFN	(1U << 2)	/* pfn is valid; only in
+						 * MEMMON_SESSF_PFN sessions
+						 */
 #define MEMMON_FAULTF_NEWPAGE	(1U << 3)	/* the page was allocated by
 						 * this fault
 						 */
@@ -531,7 +569,11 @@ struct memmon_rec_rss {
 #define MEMMON_FORKF_THREAD	(1U << 0)	/* CLONE_THREAD: same process */
 #define MEMMON_FORKF_VM		(1U << 1)	/* CLONE_VM: shares the mm */
 
-/* hdr.tgid/tid is the parent. */
+/*
+ * hdr.tgid/tid is the parent. Like every PID in every record, the child's
+ * are numbers in the session opener's PID namespace, 0 where the child is
+ * not visible there.
+ */
 struct memmon_rec_fork {
 	struct memmon_rec_header hdr;
 	__u32 child_tgid;
@@ -550,6 +592,16 @@ struct memmon_rec_exec {
 
 /* memmon_rec_exit.flags */
 #define MEMMON_EXITF_GROUP	(1U << 0)	/* last thread: process gone */
+#define MEMMON_EXITF_REVOKED	(1U << 1)	/* ABI 1.1, with GROUP: the
+						 * process lives on, but this
+						 * session may no longer watch
+						 * it: it exec'd a setuid,
+						 * setgid or file-capability
+						 * image or became
+						 * non-dumpable (code 0, no
+						 * peaks); no record of it
+						 * follows
+						 */
 
 struct memmon_rec_exit {
 	struct memmon_rec_header hdr;

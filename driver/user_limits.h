@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * memmon: what one user may hold (user_limits.c).
+ */
+#ifndef _MEMMON_USER_LIMITS_H
+#define _MEMMON_USER_LIMITS_H
+
+#include <linux/types.h>
+
+struct memmon_session;
+struct memmon_info;
+
+int memmon_limits_init(void);
+void memmon_limits_cleanup(void);
+
+int memmon_limits_session_open(struct memmon_session *s);
+void memmon_limits_session_close(struct memmon_session *s);
+int memmon_limits_charge_rings(struct memmon_session *s, u64 bytes);
+void memmon_limits_uncharge_rings(struct memmon_session *s);
+void memmon_limits_info(struct memmon_session *s, struct memmon_info *info);
+
+#endif /* _MEMMON_USER_LIMITS_H */
