@@ -383,3 +383,27 @@ bool memmon_rings_readable(struct memmon_rings *rings, u64 watermark)
 	}
 	return false;
 }
+
+/**
+ * memmon_rings_produced() - the sum of every ring's producer position
+ * @rings: the rings
+ *
+ * It grows with every record committed anywhere and never otherwise:
+ * unlike memmon_rings_readable(), nothing a consumer writes moves it. A
+ * blocking read() waits for it to move, so that a process scribbling on
+ * the consumer positions through a shared mapping cannot make the reader
+ * spin (each scribble would look like a position to resync from).
+ *
+ * Context: any. Pairs with: [B] through [C] here.
+ * Return: the sum (wrapping; compared for equality only).
+ */
+u64 memmon_rings_produced(struct memmon_rings *rings)
+{
+	unsigned int cpu;
+	u64 sum = 0;
+
+	for_each_possible_cpu(cpu)
+		/* [C], pairs with [B] in __memmon_ring_put(). */
+		sum += smp_load_acquire(&per_cpu_ptr(rings->cpu, cpu)->ring.page->producer_pos);
+	return sum;
+}

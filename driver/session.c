@@ -934,8 +934,10 @@ static ssize_t memmon_read_rings(struct memmon_session *s,
  * Rings are visited round robin, each call starting one CPU further, and
  * each ring is drained as far as the buffer allows: records of one CPU keep
  * their order, records of different CPUs are not merged by time (sort on
- * time_ns if needed). Blocks, interruptibly, while every ring is empty; the
- * wakeups are poll()'s, so a sleeper wakes at the watermark or on a loss.
+ * time_ns if needed). Blocks, interruptibly, until a record is produced
+ * after a read that found nothing (consumer positions rewritten through a
+ * shared mapping do not end the wait); the wakeups are poll()'s, so a
+ * sleeper wakes at the watermark or on a loss.
  *
  * Context: process context, may sleep.
  * Return: bytes copied (whole records); 0 for @count 0; -EINVAL if the
@@ -956,6 +958,13 @@ ssize_t memmon_session_read(struct memmon_session *s, char __user *buf,
 	if (mutex_lock_interruptible(&s->read_lock))
 		return -ERESTARTSYS;
 	for (;;) {
+		/*
+		 * What was produced before the rings are read: the wait below
+		 * ends only when something more is, never because a consumer
+		 * position moved (memmon_rings_produced()).
+		 */
+		u64 seen = memmon_rings_produced(rings);
+
 		ret = memmon_read_rings(s, rings, buf, count);
 		if (ret)
 			break;
@@ -964,7 +973,8 @@ ssize_t memmon_session_read(struct memmon_session *s, char __user *buf,
 			break;
 		}
 		/* [E]: prepare_to_wait() registers before the condition reads. */
-		if (wait_event_interruptible(s->wq, memmon_rings_readable(rings, 1))) {
+		if (wait_event_interruptible(s->wq,
+					     memmon_rings_produced(rings) != seen)) {
 			ret = -ERESTARTSYS;
 			break;
 		}
