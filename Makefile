@@ -5,7 +5,7 @@
 #   make              build memmon.ko, libmemmon and memmon
 #   make modules-all  memmon.ko for every test kernel, in build/kmod/KVER/
 #   make check        install what is missing, build, run every test suite
-#   make soak         the long load/unload cycles on 6.12 and 6.12-rt
+#   make soak         long load/unload cycles and fuzzing on every kernel
 #   make check-debug  the in-VM suite on a lockdep/KASAN/kmemleak kernel
 #   make demo         boot the test VM, load memmon, show what it sees
 #   make bench        benchmarks (in the VM and on the host)
@@ -89,8 +89,9 @@ check: deps
 	$(MAKE) all
 	tests/check
 
-# t_instr_cycles at full length (100 cycles) on the kernels where make check
-# runs it short (MEMMON_CYCLES in tests/check); MEMMON_CYCLES=N for longer.
+# On 6.1, 6.12 and rt: t_instr_cycles for 1000 cycles (100 on rt) and the
+# fuzzer for 30 minutes, side by side; MEMMON_SOAK_CYCLES=N and
+# MEMMON_SOAK_FUZZ_SECONDS=S ask for other lengths (tests/check).
 soak: deps
 	$(MAKE) all
 	tests/check soak
