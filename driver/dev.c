@@ -293,6 +293,7 @@ static __poll_t memmon_poll(struct file *file, poll_table *wait)
 
 	/* [E]: on the wait queue (its lock) before the positions are read. */
 	poll_wait(file, &s->wq, wait);
+	memmon_session_wait_prepare(s);
 	return memmon_session_poll_readable(s) ? EPOLLIN | EPOLLRDNORM : 0;
 }
 

@@ -453,9 +453,13 @@ static ssize_t memmon_events_read(struct file *file, char __user *ubuf,
 			ret = -EAGAIN;
 			break;
 		}
-		/* [E]: wait_event registers before it tests the rings. */
+		/*
+		 * [E]: wait_event registers before it tests the rings; the
+		 * tick of prompt delivery is armed once we are on the queue.
+		 */
 		if (wait_event_interruptible(s->wq,
-					     memmon_rings_readable(rings, 1) ||
+					     (memmon_session_wait_prepare(s),
+					      memmon_rings_readable(rings, 1)) ||
 					     READ_ONCE(memmon_proc_dying))) {
 			ret = -ERESTARTSYS;
 			break;

@@ -71,6 +71,18 @@ module_param(ring_size_max, ulong, 0444);
 MODULE_PARM_DESC(ring_size_max,
 		 "Largest per-CPU ring a session may configure, a power of two (default 256 MiB, at most 1 GiB): bounds the memory one session can pin");
 
+/*
+ * The longest a record waits in a ring below the watermark while a reader
+ * sleeps in read() or poll() (trace_pipe's promptness for the few-events
+ * case); 0 leaves only the watermark. Read at each tick.
+ */
+static unsigned int wakeup_ms = 100;
+module_param(wakeup_ms, uint, 0644);
+MODULE_PARM_DESC(wakeup_ms,
+		 "A sleeping reader sees a record within this many ms even below the watermark (default 100; 0: only at the watermark)");
+
+static void memmon_session_flush_tick(struct timer_list *t);
+
 #define MEMMON_EV_ALL	(BIT_ULL(MEMMON_EV__COUNT) - 1)
 #define MEMMON_SYS_ALL	(BIT_ULL(MEMMON_SYS__COUNT) - 1)
 
@@ -384,6 +396,7 @@ struct memmon_session *memmon_session_create(void)
 	mutex_init(&s->rings_lock);
 	mutex_init(&s->read_lock);
 	init_waitqueue_head(&s->wq);
+	timer_setup(&s->flush_timer, memmon_session_flush_tick, 0);
 	s->ring_size = ring_size;
 	s->wakeup_bytes = ring_size / 4;
 	s->events = MEMMON_EV_ALL;
@@ -463,6 +476,11 @@ static void memmon_session_release(struct kref *ref)
 	 * preemption disabled); after this, none is left in its rings.
 	 */
 	synchronize_rcu();
+	/*
+	 * No file or mapping is left, so nobody waits or arms the tick any
+	 * more; del_timer_sync() also outlasts the tick re-arming itself.
+	 */
+	del_timer_sync(&s->flush_timer);
 	/* What the instrumentation remembers per session id goes with it. */
 	memmon_paths_forget_session(s->id);
 	mutex_lock(&memmon_sessions_lock);
@@ -846,20 +864,74 @@ int memmon_session_mmap(struct memmon_session *s, struct vm_area_struct *vma)
 	return memmon_rings_remap(rings, vma, area);
 }
 
+/*
+ * The tick of prompt delivery: wake the sleepers if a ring holds anything,
+ * and tick again while anyone still waits. A sleeper that arrives after
+ * the wq_has_sleeper() test arms the timer itself
+ * (memmon_session_wait_prepare(), after it is on the queue).
+ *
+ * Context: timer (softirq; a thread on PREEMPT_RT). Pairs with: [B]
+ * through [C] in memmon_rings_readable(); [E] through the wait queue lock.
+ */
+static void memmon_session_flush_tick(struct timer_list *t)
+{
+	struct memmon_session *s = from_timer(s, t, flush_timer);
+	struct memmon_rings *rings = memmon_session_rings_peek(s);
+	unsigned int ms = READ_ONCE(wakeup_ms);
+
+	if (!ms)
+		return;
+	if (rings && memmon_rings_readable(rings, 1)) {
+		WRITE_ONCE(s->flush_due, true);
+		wake_up_all(&s->wq);
+	}
+	if (wq_has_sleeper(&s->wq))
+		mod_timer(t, jiffies + msecs_to_jiffies(ms));
+}
+
+/**
+ * memmon_session_wait_prepare() - a reader is about to wait on @s->wq
+ * @s: the session
+ *
+ * Arms the tick of prompt delivery unless it is due sooner already
+ * (timer_reduce() never postpones it), so that a record below the
+ * watermark reaches the waiter within wakeup_ms.
+ *
+ * Context: process context, after the caller is on @s->wq (poll_wait(),
+ * prepare_to_wait()), so that the tick's wq_has_sleeper() sees it.
+ */
+void memmon_session_wait_prepare(struct memmon_session *s)
+{
+	unsigned int ms = READ_ONCE(wakeup_ms);
+
+	if (ms)
+		timer_reduce(&s->flush_timer, jiffies + msecs_to_jiffies(ms));
+}
+
 /**
  * memmon_session_poll_readable() - poll()'s EPOLLIN condition
  * @s: the session
  *
  * Context: process context; the caller registered on @s->wq first ([E]).
  * Return: true when a ring holds at least wakeup_bytes, or holds something
- * while a loss is pending.
+ * while a loss is pending, or holds anything once the tick of prompt
+ * delivery found it there.
  */
 bool memmon_session_poll_readable(struct memmon_session *s)
 {
 	struct memmon_rings *rings = memmon_session_rings_peek(s);
 
+	if (!rings)
+		return false;
 	/* wakeup_bytes is fixed once the rings exist. */
-	return rings && memmon_rings_readable(rings, s->wakeup_bytes);
+	if (memmon_rings_readable(rings, s->wakeup_bytes))
+		return true;
+	if (!memmon_rings_readable(rings, 1)) {
+		/* Drained: the next record waits for the next tick. */
+		WRITE_ONCE(s->flush_due, false);
+		return false;
+	}
+	return READ_ONCE(s->flush_due);
 }
 
 /*
@@ -972,9 +1044,13 @@ ssize_t memmon_session_read(struct memmon_session *s, char __user *buf,
 			ret = -EAGAIN;
 			break;
 		}
-		/* [E]: prepare_to_wait() registers before the condition reads. */
+		/*
+		 * [E]: prepare_to_wait() registers before the condition reads;
+		 * the tick is armed once we are on the queue.
+		 */
 		if (wait_event_interruptible(s->wq,
-					     memmon_rings_produced(rings) != seen)) {
+					     (memmon_session_wait_prepare(s),
+					      memmon_rings_produced(rings) != seen))) {
 			ret = -ERESTARTSYS;
 			break;
 		}

@@ -74,6 +74,15 @@ struct memmon_session {
 	struct mutex rings_lock;	/* config and rings creation */
 	struct mutex read_lock;		/* one read() at a time */
 	wait_queue_head_t wq;
+	/*
+	 * Prompt delivery (memmon_session_wait_prepare()): while anyone waits
+	 * on @wq, @flush_timer ticks every wakeup_ms and wakes them if a ring
+	 * holds anything; @flush_due (set by the tick, cleared by poll() when
+	 * the rings are empty) makes poll() report records below the
+	 * watermark. Stopped in release before the rings go.
+	 */
+	struct timer_list flush_timer;
+	bool flush_due;
 	struct memmon_rings *rings;
 	u64 ring_size;
 	u64 wakeup_bytes;
@@ -108,6 +117,7 @@ int memmon_session_watch(struct memmon_session *s, const struct memmon_watch *w,
 int memmon_session_mark(struct memmon_session *s, u32 flags,
 			const void *data, u32 len);
 int memmon_session_mmap(struct memmon_session *s, struct vm_area_struct *vma);
+void memmon_session_wait_prepare(struct memmon_session *s);
 bool memmon_session_poll_readable(struct memmon_session *s);
 ssize_t memmon_session_read(struct memmon_session *s, char __user *buf,
 			    size_t count, bool nonblock);

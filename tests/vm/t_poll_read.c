@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * poll()/epoll and read(): the watermark, wakeups from another thread, the
- * blocking and non-blocking paths and each error of read().
+ * blocking and non-blocking paths and each error of read(). With
+ * wakeup_ms=0, so that only the watermark wakes (t_prompt tests the tick).
  */
 #include <poll.h>
 #include <signal.h>
@@ -300,6 +301,11 @@ static void test_concurrent_readers(void)
 
 int main(void)
 {
+	int fd = open("/sys/module/memmon/parameters/wakeup_ms", O_WRONLY | O_CLOEXEC);
+
+	VT_OK(fd >= 0 && write(fd, "0", 1) == 1, "wakeup_ms=0: the watermark alone wakes");
+	if (fd >= 0)
+		close(fd);
 	memset(payload, 0x33, sizeof(payload));
 	test_poll();
 	test_epoll();

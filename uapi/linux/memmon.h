@@ -415,9 +415,13 @@ struct memmon_ring_page {
  * poll()/epoll: EPOLLIN when a ring of the session holds at least
  * wakeup_bytes, or is not empty and has lost_pending != 0 (an empty ring
  * has nothing to read until the next event brings the LOST record; saying
- * readable then would make pollers spin). The kernel wakes sleepers each
+ * readable then would make pollers spin), or is not empty when a tick of
+ * the module parameter wakeup_ms (default 100; 0: off) found it so while
+ * someone waited: a record reaches a sleeping poll() or read() within
+ * about wakeup_ms however few there are. The kernel wakes sleepers each
  * time a ring's producer passes another wakeup_bytes (deferred through
- * irq_work, so producers never take a lock), and on the first loss.
+ * irq_work, so producers never take a lock), on the first loss, and at
+ * those ticks, which run only while a reader waits.
  *
  * read(): copies whole records (never a partial one) from the rings into
  * the buffer, advancing the same consumer_pos words. -EINVAL if the buffer
