@@ -208,7 +208,8 @@ static void test_read(void)
 	VT_OK(l.asleep, "read() was asleep when the mmap() came");
 	VT_OK(n > 0 && f.mmap == 1 && !alarmed,
 	      "a blocking read() returns the mmap() record, woken before its %d s bound "
-	      "(%zd bytes, %d%s)", WAIT_MS / 1000, n, f.mmap, alarmed ? ", the bound ended it" : "");
+	      "(%zd bytes, %d%s)", WAIT_MS / 1000, n, f.mmap,
+	      alarmed ? ", the bound ended it" : "");
 	close(fd);
 	reap(&c);
 }
@@ -244,7 +245,7 @@ static void test_procfs(void)
 	pthread_join(th, NULL);
 	buf[got] = 0;
 	VT_OK(l.asleep, "the events reader was asleep when the mmap() came");
-	VT_OK(strstr(buf, "mmap(") != NULL && !alarmed,
+	VT_OK(strstr(buf, "mmap(") && !alarmed,
 	      "a blocking read of /proc/memmon/events prints the mmap() line, woken before "
 	      "its %d s bound (%zd bytes%s)", WAIT_MS / 1000, got,
 	      alarmed ? ", the bound ended it" : "");
