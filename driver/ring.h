@@ -230,6 +230,40 @@ again:
 	return wake;
 }
 
+/*
+ * Write the LOST record of everything pending at @pos, claimed already by
+ * the outermost writer (the only one that reports: nobody else subtracts,
+ * so what it reads is >= 1 and stays its to report).
+ */
+static __always_inline void __memmon_ring_write_lost(struct memmon_ring *r,
+						     u64 pos, u64 now_ns)
+{
+	struct memmon_rec_lost *lr = (void *)(r->data + (pos & (r->size - 1)));
+	u64 n, first, last;
+
+	memmon_ring_irq(r, RESERVE_LOST);
+	n = (u64)local_read(&r->lost_pending);
+	first = READ_ONCE(r->lost_first_ns);
+	last = READ_ONCE(r->lost_last_ns);
+	memmon_ring_irq(r, RESERVE_LOST_TAKE);
+	/*
+	 * Subtract what we report, not reset: a drop nested since our read
+	 * stays pending. Its time is the best first_ns we have.
+	 */
+	if (local_sub_return(n, &r->lost_pending))
+		WRITE_ONCE(r->lost_first_ns, READ_ONCE(r->lost_last_ns));
+
+	lr->hdr.size = sizeof(*lr);
+	lr->hdr.type = MEMMON_REC_LOST;
+	lr->hdr.cpu = r->cpu;
+	lr->hdr.time_ns = now_ns;
+	lr->hdr.tgid = 0;
+	lr->hdr.tid = 0;
+	lr->count = n;
+	lr->first_ns = first;
+	lr->last_ns = last;
+}
+
 /**
  * memmon_ring_reserve() - claim room for one record on this CPU's ring
  * @r: the ring of the current CPU
@@ -314,32 +348,8 @@ static __always_inline void *memmon_ring_reserve(struct memmon_ring *r,
 
 	pos = head;
 	if (report) {
-		struct memmon_rec_lost *lr = (void *)(r->data + (pos & (r->size - 1)));
-		u64 n, first, last;
-
-		memmon_ring_irq(r, RESERVE_LOST);
-		/* Nobody else subtracts (we are outermost): n >= 1. */
-		n = (u64)local_read(&r->lost_pending);
-		first = READ_ONCE(r->lost_first_ns);
-		last = READ_ONCE(r->lost_last_ns);
-		memmon_ring_irq(r, RESERVE_LOST_TAKE);
-		/*
-		 * Subtract what we report, not reset: a drop nested since our
-		 * read stays pending. Its time is the best first_ns we have.
-		 */
-		if (local_sub_return(n, &r->lost_pending))
-			WRITE_ONCE(r->lost_first_ns, READ_ONCE(r->lost_last_ns));
-
-		lr->hdr.size = sizeof(*lr);
-		lr->hdr.type = MEMMON_REC_LOST;
-		lr->hdr.cpu = r->cpu;
-		lr->hdr.time_ns = now_ns;
-		lr->hdr.tgid = 0;
-		lr->hdr.tid = 0;
-		lr->count = n;
-		lr->first_ns = first;
-		lr->last_ns = last;
-		pos += sizeof(*lr);
+		__memmon_ring_write_lost(r, pos, now_ns);
+		pos += sizeof(struct memmon_rec_lost);
 	}
 	local_inc(&r->delivered);
 	local_add(size, &r->bytes);
@@ -383,6 +393,45 @@ static __always_inline bool memmon_ring_commit(struct memmon_ring *r, void *rec)
 {
 	/* Commits come innermost first: the position needs no lookup. */
 	(void)rec;
+	return __memmon_ring_put(r);
+}
+
+/**
+ * memmon_ring_flush_lost() - write the pending LOST record with no event
+ * @r: the ring of the current CPU
+ * @now_ns: the LOST record's time
+ *
+ * A loss is reported by the next event that finds room (see "Losses"); at
+ * the end of a recording there is no next event, and without this the
+ * count would stay in lost_pending, outside the stream. Writes the LOST
+ * record alone if a loss is pending, we are the outermost writer and it
+ * fits; otherwise leaves it pending. Counts no event (produced and
+ * delivered are untouched: a LOST record is not one).
+ *
+ * Context: as memmon_ring_reserve(). Pairs with: [D] through [A] here, [C]
+ * through [B] in the put.
+ * Return: true if the readers should be woken (as memmon_ring_commit()).
+ */
+static inline bool memmon_ring_flush_lost(struct memmon_ring *r, u64 now_ns)
+{
+	const u64 need = sizeof(struct memmon_rec_lost);
+	u64 cons, pub, head;
+
+	local_inc(&r->nest);
+	barrier();
+	if (!local_read(&r->lost_pending) || local_read(&r->nest) != 1)
+		goto out;
+	do {
+		/* [A] and the checks of memmon_ring_reserve(), for need. */
+		cons = smp_load_acquire(r->consumer_pos);
+		pub = READ_ONCE(r->page->producer_pos);
+		head = (u64)local_read(&r->head);
+		if (pub - cons > r->size || head - cons > r->size - need)
+			goto out;
+	} while ((u64)local_cmpxchg(&r->head, head, head + need) != head);
+	barrier();
+	__memmon_ring_write_lost(r, head, now_ns);
+out:
 	return __memmon_ring_put(r);
 }
 

@@ -449,6 +449,46 @@ static void test_lost_record(void **state)
 	fx_free(f);
 }
 
+/*
+ * memmon_ring_flush_lost(): the pending loss reaches the stream with no
+ * event after it, once there is room; nothing pending, nothing written; no
+ * event counted.
+ */
+static void test_flush_lost(void **state)
+{
+	struct fx *f = fx_new(RING, 1 << 20);
+	struct seen s[2];
+
+	(void)state;
+	assert_false(memmon_ring_flush_lost(&f->r, 50));
+	assert_int_equal(f->page->producer_pos, 0);
+	prefill(f, RING);
+	assert_false(emit(f, 64, 100, NULL));
+	assert_false(emit(f, 64, 200, NULL));
+	/* Full: the flush finds no room, the loss stays pending. */
+	memmon_ring_flush_lost(&f->r, 250);
+	assert_int_equal(f->page->producer_pos, RING);
+	assert_int_equal(f->page->lost_pending, 2);
+	assert_int_equal(DRAIN_ALL(f), RING / 64);
+	memmon_ring_flush_lost(&f->r, 300);
+	assert_int_equal(f->page->lost_pending, 0);
+	assert_int_equal(f->page->producer_pos, RING + LOST_SIZE);
+	assert_int_equal(drain(f, s, 2), 1);
+	assert_int_equal(s[0].type, MEMMON_REC_LOST);
+	assert_int_equal(s[0].count, 2);
+	assert_int_equal(s[0].first, 100);
+	assert_int_equal(s[0].last, 200);
+	assert_int_equal(s[0].time, 300);
+	assert_int_equal(f->page->stats.produced, RING / 64 + 2);
+	assert_int_equal(f->page->stats.delivered, RING / 64);
+	assert_int_equal(f->page->stats.lost, 2);
+	/* Nothing pending now: a second flush writes nothing. */
+	memmon_ring_flush_lost(&f->r, 400);
+	assert_int_equal(f->page->producer_pos, RING + LOST_SIZE);
+	check_invariants(f);
+	fx_free(f);
+}
+
 static void test_lost_needs_room_for_both(void **state)
 {
 	struct fx *f = fx_new(RING, 1 << 20);
@@ -1048,6 +1088,7 @@ int main(void)
 	ADD(test_wraparound);
 	ADD(test_exact_fit);
 	ADD(test_lost_record);
+	ADD(test_flush_lost);
 	ADD(test_lost_needs_room_for_both);
 	ADD(test_whole_ring_record);
 	ADD_ROWS(test_bad_size, bad_sizes);
