@@ -38,6 +38,7 @@
 
 #include <linux/bitops.h>
 #include <linux/capability.h>
+#include <linux/cpu.h>
 #include <linux/cpumask.h>
 #include <linux/err.h>
 #include <linux/ktime.h>
@@ -50,6 +51,7 @@
 #include <linux/sched/task.h>
 #include <linux/sizes.h>
 #include <linux/slab.h>
+#include <linux/smp.h>
 #include <linux/uaccess.h>
 
 /*
@@ -337,22 +339,60 @@ out_unlock:
 	return err;
 }
 
-/**
- * memmon_session_disable() - stop recording (MEMMON_IOC_DISABLE)
- * @s: the session
- *
- * The last session disabled turns the static key off and detaches the hooks.
- * Producers already past the masks may still finish a record into the
- * session's rings: they stay until the session is freed. Disabling a
- * disabled session does nothing.
- *
- * Context: process context, may sleep.
+/*
+ * One CPU's pending loss into its ring, on that CPU: an IPI, so nested in
+ * whatever runs there like any interrupt-context writer (ring.h). Readers
+ * are woken by the caller, in process context: a wait queue's lock may
+ * sleep on PREEMPT_RT, so never from here.
  */
-void memmon_session_disable(struct memmon_session *s)
+static void memmon_session_flush_cpu(void *info)
 {
-	mutex_lock(&s->lock);
+	struct memmon_rings *rings = info;
+
+	memmon_ring_flush_lost(&this_cpu_ptr(rings->cpu)->ring, ktime_get_ns());
+}
+
+/*
+ * Write every CPU's pending loss into the stream (see
+ * memmon_session_disable()). Only CPUs with a loss pending are asked (an
+ * unprivileged DISABLE loop must not become an IPI storm); the racy read
+ * is exact here, since after the grace period nothing but a MARK, which
+ * reports a pending loss itself, still writes these rings. Online CPUs
+ * flush their own ring; an offline CPU runs nothing that could write its
+ * ring while cpus_read_lock() keeps it offline, so that one is flushed from
+ * here, with preemption disabled as ring.h wants of any writer.
+ */
+static void memmon_session_flush_lost(struct memmon_session *s)
+{
+	struct memmon_rings *rings = memmon_session_rings_peek(s);
+	struct memmon_ring *r;
+	unsigned int cpu;
+
+	if (!rings)
+		return;
+	cpus_read_lock();
+	for_each_possible_cpu(cpu) {
+		r = &per_cpu_ptr(rings->cpu, cpu)->ring;
+		if (!local_read(&r->lost_pending))
+			continue;
+		if (cpu_online(cpu)) {
+			smp_call_function_single(cpu, memmon_session_flush_cpu,
+						 rings, 1);
+			continue;
+		}
+		preempt_disable();
+		memmon_ring_flush_lost(r, ktime_get_ns());
+		preempt_enable();
+	}
+	cpus_read_unlock();
+	wake_up_all(&s->wq);
+}
+
+/* Leave the masks; the last session out detaches the hooks. @s->lock held. */
+static void __memmon_session_disable(struct memmon_session *s)
+{
 	if (!s->enabled)
-		goto out_unlock;
+		return;
 	mutex_lock(&memmon_sessions_lock);
 	s->enabled = false;
 	WRITE_ONCE(memmon_masks.enabled, memmon_masks.enabled & ~BIT_ULL(s->id));
@@ -362,7 +402,32 @@ void memmon_session_disable(struct memmon_session *s)
 		memmon_hooks_detach();
 	}
 	mutex_unlock(&memmon_sessions_lock);
-out_unlock:
+}
+
+/**
+ * memmon_session_disable() - stop recording (MEMMON_IOC_DISABLE)
+ * @s: the session
+ *
+ * The last session disabled turns the static key off and detaches the hooks.
+ * Then, enabled or not before: wait for the producers that saw the session
+ * enabled (a grace period: they run inside one RCU read-side section) and
+ * write each CPU's pending loss as a LOST record with no event after it, so
+ * that a stream read to its end shows every loss counted so far. A ring
+ * without room for it keeps the loss pending: draining and disabling again
+ * writes it (uapi/memmon.h, "Ending a recording").
+ *
+ * Context: process context, may sleep.
+ */
+void memmon_session_disable(struct memmon_session *s)
+{
+	mutex_lock(&s->lock);
+	__memmon_session_disable(s);
+	/*
+	 * Our bit has left the masks (here or at an earlier DISABLE): after
+	 * the grace period, no producer that saw it is still writing.
+	 */
+	synchronize_rcu();
+	memmon_session_flush_lost(s);
 	mutex_unlock(&s->lock);
 }
 
@@ -463,7 +528,10 @@ static void memmon_session_release(struct kref *ref)
 {
 	struct memmon_session *s = container_of(ref, struct memmon_session, ref);
 
-	memmon_session_disable(s);
+	/* No flush: nobody reads these rings again. */
+	mutex_lock(&s->lock);
+	__memmon_session_disable(s);
+	mutex_unlock(&s->lock);
 	memmon_watch_remove_session(s->id);
 	mutex_lock(&memmon_sessions_lock);
 	RCU_INIT_POINTER(memmon_sessions[s->id], NULL);
@@ -554,7 +622,8 @@ void memmon_session_info(struct memmon_session *s, struct memmon_info *info)
 			 MEMMON_FEAT_POLL | MEMMON_FEAT_MARK |
 			 MEMMON_FEAT_FOLLOW_CHILDREN |
 			 MEMMON_FEAT_SYSCALLS | MEMMON_FEAT_FAULTS |
-			 MEMMON_FEAT_RSS | MEMMON_FEAT_LIFECYCLE;
+			 MEMMON_FEAT_RSS | MEMMON_FEAT_LIFECYCLE |
+			 MEMMON_FEAT_FLUSH_LOST;
 	if (IS_ENABLED(CONFIG_IA32_EMULATION))
 		info->features |= MEMMON_FEAT_COMPAT32;
 	info->events_supported = MEMMON_EV_ALL;

@@ -31,7 +31,7 @@
 #include <linux/ioctl.h>
 
 #define MEMMON_ABI_MAJOR	1
-#define MEMMON_ABI_MINOR	1
+#define MEMMON_ABI_MINOR	2
 
 #define MEMMON_DEVICE_PATH	"/dev/memmon"
 
@@ -51,6 +51,9 @@
 #define MEMMON_FEAT_LIFECYCLE		(1ULL << 8)	/* FORK/EXEC/EXIT records */
 #define MEMMON_FEAT_COMPAT32		(1ULL << 9)	/* ia32 tasks' syscalls traced */
 #define MEMMON_FEAT_OVERWRITE		(1ULL << 10)	/* MEMMON_FULL_OVERWRITE */
+#define MEMMON_FEAT_FLUSH_LOST		(1ULL << 11)	/* ABI 1.2: DISABLE writes
+							 * pending losses
+							 */
 
 /*
  * struct memmon_info - what this kernel offers, and this session's layout.
@@ -296,6 +299,17 @@ struct memmon_mark {
  * not ptrace-read it, -EEXIST already watched, -ENOSPC max_watch reached.
  * WATCH_DEL -ESRCH no such process, -ENOENT not watched; flags ignored.
  * CONFIGURE -EBUSY rings exist, -EOPNOTSUPP MEMMON_FULL_OVERWRITE.
+ *
+ * Ending a recording (MEMMON_FEAT_FLUSH_LOST, ABI 1.2). A loss is reported
+ * by the LOST record the next event on its CPU brings; at the end there is
+ * no next event. So DISABLE, on an enabled session or not, waits until no
+ * producer that saw the session enabled is still writing, then writes each
+ * CPU's pending loss as a LOST record of its own where the ring has room
+ * for it. To end with every loss in the stream: DISABLE, drain every ring,
+ * DISABLE again (the rings have room now), drain again. After that, per
+ * CPU, produced == the events read + the counts of the LOST records read,
+ * unless a MARK of this session filled a ring in between: the ring page's
+ * lost_pending then says what the stream is missing.
  */
 
 #define MEMMON_IOC_MAGIC	0xBA
