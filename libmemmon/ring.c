@@ -448,3 +448,69 @@ int memmon_session__ring_stats(struct memmon_session *s, unsigned int cpu,
 		*lost_pending = __atomic_load_n(&p->lost_pending, __ATOMIC_RELAXED);
 	return 0;
 }
+
+/*
+ * A loss the kernel left pending (a kernel without MEMMON_FEAT_FLUSH_LOST,
+ * or a ring a MARK filled between our two DISABLEs), as the LOST record the
+ * kernel would have written: so that the stream alone always accounts for
+ * every event. Its first_ns and last_ns are 0: the kernel does not show
+ * them.
+ */
+static int deliver_pending_lost(struct memmon_session *s, unsigned int cpu,
+				__u64 count)
+{
+	struct memmon_rec_lost l = {
+		.hdr = {
+			.size = sizeof(l),
+			.type = MEMMON_REC_LOST,
+			.cpu = (__u16)cpu,
+			.time_ns = s->clock(s->clock_ctx),
+		},
+		.count = count,
+	};
+
+	return s->fn(s->ctx, &l.hdr);
+}
+
+int memmon_session__finish(struct memmon_session *s)
+{
+	__u64 pending;
+	unsigned int c;
+	int n, total, err;
+
+	err = ensure_mapped(s);
+	if (err)
+		return libmm_err(err);
+	if (!s->fn)
+		return libmm_err(-EINVAL);
+	/*
+	 * DISABLE waits for the producers and writes each CPU's pending loss
+	 * where it fits; one that did not fit fits once the rings are drained,
+	 * hence the second round. A session made from a mapping has no
+	 * device to stop: only the draining.
+	 */
+	err = s->fd >= 0 ? memmon_session__disable(s) : 0;
+	if (err)
+		return err;
+	total = memmon_session__flush(s);
+	if (total < 0)
+		return total;
+	err = s->fd >= 0 ? memmon_session__disable(s) : 0;
+	if (err)
+		return err;
+	n = memmon_session__flush(s);
+	if (n < 0)
+		return n;
+	total += n;
+	for (c = 0; c < s->nr_cpus; c++) {
+		pending = __atomic_load_n(&s->rings[c].page->lost_pending,
+					  __ATOMIC_ACQUIRE);
+		if (!pending)
+			continue;
+		n = deliver_pending_lost(s, c, pending);
+		if (n < 0)
+			return libmm_err(n);
+		total++;
+	}
+	return total;
+}

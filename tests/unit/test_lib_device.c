@@ -243,6 +243,51 @@ static void test_overflow_accounting(void **state)
 	memmon_session__close(s);
 }
 
+/*
+ * memmon_session__finish(): a session that ends with its ring full and a
+ * loss pending (no event after it to carry the LOST record) still delivers
+ * every loss, and the records delivered account for every event.
+ */
+static void test_finish_delivers_losses(void **state)
+{
+	struct memmon_cpu_stats st[64];
+	struct seen v;
+	struct memmon_session *s;
+	unsigned int i, c, n;
+	__u64 produced = 0, lost = 0, pending = 0, lp;
+	cpu_set_t set, all;
+	int got;
+
+	(void)state;
+	sched_getaffinity(0, sizeof(all), &all);
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	assert_int_equal(sched_setaffinity(0, sizeof(set), &set), 0);
+	s = open_self(8192, &v, 0);
+	for (i = 0; i < 2000; i++)
+		memmon_session__mark(s, "spam spam spam spam", 19, MEMMON_MARK_WATCHERS);
+	assert_int_equal(memmon_session__ring_stats(s, 0, NULL, &lp), 0);
+	/* the case: a loss pending that no later event will report */
+	assert_true(lp > 0);
+	got = memmon_session__finish(s);
+	assert_true(got > 0);
+	n = (unsigned int)memmon_session__stats(s, st, 64);
+	for (c = 0; c < n && c < 64; c++) {
+		assert_int_equal(st[c].produced, st[c].delivered + st[c].lost);
+		produced += st[c].produced;
+		lost += st[c].lost;
+		assert_int_equal(memmon_session__ring_stats(s, c, NULL, &lp), 0);
+		pending += lp;
+	}
+	assert_true(lost > 0);
+	assert_int_equal(pending, 0);
+	/* every loss is in the stream, every other record is an event */
+	assert_int_equal(v.lost, lost);
+	assert_int_equal(v.n - v.lost_recs + v.lost, produced);
+	sched_setaffinity(0, sizeof(all), &all);
+	memmon_session__close(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -251,6 +296,7 @@ int main(void)
 		cmocka_unit_test(test_mark_and_mmap_merged),
 		cmocka_unit_test(test_per_cpu_and_peek),
 		cmocka_unit_test(test_overflow_accounting),
+		cmocka_unit_test(test_finish_delivers_losses),
 	};
 
 	return cmocka_run_group_tests_name("lib_device", tests, NULL, NULL);

@@ -396,6 +396,62 @@ static void test_ring_stats(void **state)
 	fake_fini(&f);
 }
 
+/*
+ * memmon_session__finish(): everything is delivered, holdback or not, and
+ * a loss the kernel left pending comes last as a LOST record of its CPU.
+ */
+static struct memmon_rec_lost finish_lost[4];
+static unsigned int finish_nlost, finish_nrec;
+
+static int finish_cb(void *ctx, const struct memmon_rec_header *rec)
+{
+	(void)ctx;
+	if (rec->type == MEMMON_REC_LOST) {
+		assert_int_equal(rec->size, sizeof(struct memmon_rec_lost));
+		if (finish_nlost < 4)
+			memcpy(&finish_lost[finish_nlost], rec, sizeof(finish_lost[0]));
+		finish_nlost++;
+		return 0;
+	}
+	/* The made-up LOST records come after every real one. */
+	assert_int_equal(finish_nlost, 0);
+	finish_nrec++;
+	return 0;
+}
+
+static void test_finish(void **state)
+{
+	LIBMEMMON_OPTS(memmon_consume_opts, o, .holdback_ns = UINT64_MAX / 2);
+	struct memmon_session *s;
+	struct fake f;
+	unsigned int i;
+
+	(void)state;
+	assert_int_equal(fake_init(&f, 2, RING), 0);
+	s = fake_session(&f);
+	assert_non_null(s);
+	finish_nlost = finish_nrec = 0;
+	assert_int_equal(memmon_session__set_callback(s, finish_cb, NULL, &o), 0);
+	for (i = 0; i < 7; i++)
+		assert_true(fake_seq(&f, i % 2, 10 + i, i) >= 0);
+	fake_page(&f, 1)->lost_pending = 5;
+	/* held back by consume, all there after finish */
+	assert_int_equal(memmon_session__consume(s), 0);
+	assert_int_equal(memmon_session__finish(s), 8);
+	assert_int_equal(finish_nrec, 7);
+	assert_int_equal(finish_nlost, 1);
+	assert_int_equal(finish_lost[0].hdr.cpu, 1);
+	assert_int_equal(finish_lost[0].count, 5);
+	assert_int_equal(finish_lost[0].first_ns, 0);
+	/* nothing pending: nothing made up */
+	fake_page(&f, 1)->lost_pending = 0;
+	finish_nlost = finish_nrec = 0;
+	assert_int_equal(memmon_session__finish(s), 0);
+	assert_int_equal(finish_nlost, 0);
+	memmon_session__close(s);
+	fake_fini(&f);
+}
+
 /* poll() on the session fd (an eventfd here), then the records. */
 static void test_poll(void **state)
 {
@@ -486,6 +542,7 @@ int main(void)
 		cmocka_unit_test(test_callback_stop_and_error),
 		cmocka_unit_test(test_peek_release),
 		cmocka_unit_test(test_ring_stats),
+		cmocka_unit_test(test_finish),
 		cmocka_unit_test(test_poll),
 		cmocka_unit_test(test_open_errors),
 	};

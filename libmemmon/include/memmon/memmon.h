@@ -150,6 +150,15 @@ LIBMEMMON_API int memmon_session__consume(struct memmon_session *s);
 LIBMEMMON_API int memmon_session__poll(struct memmon_session *s, int timeout_ms);
 /* Like consume, ignoring holdback_ns: drain everything committed now. */
 LIBMEMMON_API int memmon_session__flush(struct memmon_session *s);
+/*
+ * End a recording: DISABLE, drain, DISABLE, drain, ignoring holdback_ns.
+ * Afterwards the records delivered account for every event the session was
+ * meant to get: per CPU, produced == records delivered + the counts of the
+ * LOST records delivered. A loss the kernel could not write into the
+ * stream is delivered as a LOST record made here (first_ns and last_ns 0).
+ * Returns the records delivered. The session is not to be enabled again.
+ */
+LIBMEMMON_API int memmon_session__finish(struct memmon_session *s);
 /* One CPU's ring, in ring order, through the session's callback. Safe to
  * run concurrently for different CPUs (one thread per CPU) once
  * memmon_session__map() has returned; not concurrently with
