@@ -177,6 +177,49 @@ static ssize_t drain_once(struct reader *rd)
 	return len;
 }
 
+/*
+ * The end of a recording, readers joined: a second DISABLE writes the
+ * losses that found a ring full at the first (the rings are drained now),
+ * and what the kernel still could not write (an older kernel) becomes a
+ * LOST record here, so that the file alone accounts for every event.
+ */
+static int finish_losses(struct record *r)
+{
+	struct memmon_rec_lost l = {
+		.hdr = { .size = sizeof(l), .type = MEMMON_REC_LOST },
+	};
+	struct reader *rd;
+	__u64 pending;
+	unsigned int c;
+	ssize_t n;
+
+	memmon_session__disable(r->s);
+	for (c = 0; c < r->nr_cpus; c++) {
+		rd = &r->readers[c];
+		do
+			n = drain_once(rd);
+		while (n > 0);
+		if (n < 0)
+			return (int)n;
+		if (!memmon_session__ring_stats(r->s, c, NULL, &pending) &&
+		    pending) {
+			if (rd->cur->len + sizeof(l) > CHUNK_MAX)
+				hand_over(rd);
+			if (!rd->cur && drain_once(rd) < 0)
+				return -ENOMEM;
+			l.hdr.cpu = (__u16)c;
+			l.hdr.time_ns = now_ns();
+			l.count = pending;
+			memcpy(rd->cur->data + rd->cur->len, &l, sizeof(l));
+			rd->cur->len += sizeof(l);
+		}
+		hand_over(rd);
+		free(rd->cur);
+		rd->cur = NULL;
+	}
+	return 0;
+}
+
 static void *reader_main(void *arg)
 {
 	struct reader *rd = arg;
@@ -393,7 +436,7 @@ int cmd_record(int argc, char **argv)
 	struct target t = { .go_fd = -1 };
 	struct record r = { .cmd = cmd, .wake_fd = -1 };
 	__u64 ring_size = 0;
-	int opt, ret = 1, status = 0, level = 0, err;
+	int opt, ret = 1, status = 0, level = 0, err, fin_err = 0;
 	unsigned int c;
 	bool child_done = false, tty = isatty(2), writer_started = false;
 	unsigned long long lost = 0;
@@ -545,11 +588,18 @@ int cmd_record(int argc, char **argv)
 		    uatomic_read(&r.reader_failed))
 			break;
 	}
-	/* Readers drain once more, then the writer empties the queue. */
+	/*
+	 * Stop the producers (DISABLE also writes each CPU's pending loss
+	 * where it fits), the readers drain once more, then the rest of the
+	 * losses; the writer empties the queue last.
+	 */
+	memmon_session__disable(r.s);
 	uatomic_set(&r.stop_readers, 1);
 	for (c = 0; c < r.nr_cpus; c++)
 		if (r.readers[c].started)
 			pthread_join(r.readers[c].thread, NULL);
+	if (!err)
+		fin_err = finish_losses(&r);
 	uatomic_set(&r.stop_writer, 1);
 	wake_writer(&r);
 	if (writer_started)
@@ -563,6 +613,9 @@ int cmd_record(int argc, char **argv)
 				       strerror(-r.readers[c].err));
 			break;
 		}
+	if (fin_err < 0)
+		ret = tool_err(cmd, "reading the last records: %s",
+			       strerror(-fin_err));
 	if (r.writer_err)
 		ret = tool_err(cmd, "%s: %s", output, strerror(-r.writer_err));
 	if (err)

@@ -38,7 +38,9 @@ static const char trace_usage[] =
 "  -m, --ring-size N   per-CPU ring bytes, a power of two (e.g. 4M)\n"
 "  -- CMD              run CMD under the watch from its first instruction\n"
 "\n"
-"Stops when the watched processes have exited (or on Ctrl-C).\n";
+"Stops when the watched processes have exited (or on Ctrl-C). The output\n"
+"ends with each CPU's account: events produced, delivered and lost; every\n"
+"loss is also in the stream, as a LOST record where it happened.\n";
 
 /* Which user-visible event a record belongs to; -1: always shown. */
 static int rec_event(const struct memmon_rec_header *rec)
@@ -115,6 +117,45 @@ static void report_lost(const char *cmd, struct memmon_session *s)
 		fprintf(stderr, "; try a bigger ring (-m)\n");
 	}
 	free(st);
+}
+
+/*
+ * The account of the trace, last in its output, one line per CPU that had
+ * events: with the LOST records before it, the output alone shows that
+ * produced == delivered + lost and, when every event is shown, that each
+ * delivered event is there.
+ */
+static int print_end_stats(struct trace_ctx *c, struct memmon_session *s)
+{
+	unsigned int n = memmon_session__nr_cpus(s), cpu;
+	struct memmon_cpu_stats *st = calloc(n ? n : 1, sizeof(*st));
+	struct timespec ts;
+	__u64 now;
+	int got;
+
+	if (!st)
+		return -ENOMEM;
+	got = memmon_session__stats(s, st, n);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
+	for (cpu = 0; got > 0 && cpu < (unsigned int)got && cpu < n; cpu++) {
+		if (!st[cpu].produced)
+			continue;
+		if (c->json)
+			fprintf(c->out, "{\"time_ns\":%llu,\"cpu\":%u,\"type\":\"stats\","
+				"\"produced\":%llu,\"delivered\":%llu,\"lost\":%llu}\n",
+				(unsigned long long)now, cpu,
+				(unsigned long long)st[cpu].produced,
+				(unsigned long long)st[cpu].delivered,
+				(unsigned long long)st[cpu].lost);
+		else
+			fprintf(c->out, "# cpu%u: produced %llu delivered %llu lost %llu\n",
+				cpu, (unsigned long long)st[cpu].produced,
+				(unsigned long long)st[cpu].delivered,
+				(unsigned long long)st[cpu].lost);
+	}
+	free(st);
+	return got < 0 ? got : 0;
 }
 
 int cmd_trace(int argc, char **argv)
@@ -254,17 +295,26 @@ int cmd_trace(int argc, char **argv)
 		if (proctab_live(c.pt) == 0)
 			break;
 	}
-	/* Drain what is committed: the last EXIT records and anything
-	 * held back for ordering.
+	/*
+	 * Stop and drain everything: the last EXIT records, what was held
+	 * back for ordering, and every loss still pending in a ring, so that
+	 * the output accounts for each event.
 	 */
-	n = memmon_session__flush(s);
-	if (n < 0 && n != -EINTR) {
+	n = memmon_session__finish(s);
+	if (n < 0) {
 		tool_err(cmd, "reading events: %s", strerror(-n));
-		goto out_disable;
+		goto out_report;
+	}
+	n = print_end_stats(&c, s);
+	if (n < 0) {
+		tool_err(cmd, "the ring statistics: %s", strerror(-n));
+		goto out_report;
 	}
 	ret = 0;
+	goto out_report;
 out_disable:
 	memmon_session__disable(s);
+out_report:
 	report_lost(cmd, s);
 	if (t.child > 0 && !child_done) {
 		if (tool_stop)
