@@ -324,7 +324,7 @@ static int memmon_open(struct inode *inode, struct file *file)
 
 static int memmon_release(struct inode *inode, struct file *file)
 {
-	memmon_session_put(file->private_data);
+	memmon_session_close(file->private_data);
 	return 0;
 }
 

@@ -22,6 +22,7 @@
 #include <linux/string.h>
 
 #include "emit.h"
+#include "full_wait.h"
 #include "ring.h"
 #include "ring_alloc.h"
 #include "session.h"
@@ -108,6 +109,10 @@ static __always_inline void __memmon_emit_one(struct memmon_session *s,
 	/* [E]: the wakeup is deferred; producers never take the wq lock. */
 	if (wake)
 		irq_work_queue(&cr->wake);
+	/* MEMMON_FULL_WAIT: a no-op branch unless a session asked for it. */
+	if (static_branch_unlikely(&memmon_full_wait_active) &&
+	    unlikely(s->full_wait))
+		memmon_full_wait_check(s, cr, cpu);
 }
 
 /*

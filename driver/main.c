@@ -7,6 +7,7 @@
  * steps before it.
  */
 #include "memmon.h"
+#include "full_wait.h"
 #include "user_limits.h"
 #include "session.h"
 #include "watch.h"
@@ -110,6 +111,7 @@ static void __exit memmon_exit(void)
 	memmon_watch_cleanup();
 	memmon_session_cleanup();
 	memmon_limits_cleanup();
+	memmon_full_wait_cleanup();
 	pr_info("unloaded\n");
 }
 

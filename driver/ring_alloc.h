@@ -41,6 +41,7 @@ struct memmon_layout {
  * @ring: the ring (ring.h); producer-owned counters, see its table
  * @wake: wakes @wq; queued by this CPU's producers only ([E])
  * @wq: the session's wait queue (outlives the rings)
+ * @wait_off: MEMMON_FULL_WAIT gave up on this ring (full_wait.c)
  *
  * Per-CPU memory, so each CPU's producer writes its own cache lines on its
  * own node.
@@ -52,11 +53,16 @@ struct memmon_layout {
  *           CPU's producers (atomic       free, after a grace period
  *           claim inside)
  *   wq      at allocation                 the irq_work callback
+ *   wait_off full_wait.c, racily (a hint:  full_wait.c
+ *           a MEMMON_FULL_WAIT ring whose
+ *           wait timed out; no waiting
+ *           until it is half empty again)
  */
 struct memmon_cpu_ring {
 	struct memmon_ring ring;
 	struct irq_work wake;
 	wait_queue_head_t *wq;
+	bool wait_off;
 };
 
 /**

@@ -33,6 +33,7 @@
 #include "session.h"
 #include "emit_inline.h"
 #include "exec_guard.h"
+#include "full_wait.h"
 #include "user_limits.h"
 #include "watch.h"
 
@@ -327,6 +328,8 @@ int memmon_session_enable(struct memmon_session *s)
 	}
 	s->enabled = true;
 	memmon_nr_enabled++;
+	if (s->full_wait)
+		static_branch_inc(&memmon_full_wait_active);
 	WRITE_ONCE(memmon_masks.enabled, memmon_masks.enabled | BIT_ULL(s->id));
 	__memmon_publish_masks();
 	/* Hooks first, then the key: a hook that sees the key finds its masks. */
@@ -394,14 +397,38 @@ static void __memmon_session_disable(struct memmon_session *s)
 	if (!s->enabled)
 		return;
 	mutex_lock(&memmon_sessions_lock);
-	s->enabled = false;
+	WRITE_ONCE(s->enabled, false);
 	WRITE_ONCE(memmon_masks.enabled, memmon_masks.enabled & ~BIT_ULL(s->id));
 	__memmon_publish_masks();
+	if (s->full_wait)
+		static_branch_dec(&memmon_full_wait_active);
 	if (!--memmon_nr_enabled) {
 		static_branch_disable(&memmon_active);
 		memmon_hooks_detach();
 	}
 	mutex_unlock(&memmon_sessions_lock);
+	/* Tasks waiting for room stop waiting (memmon_wait_over()). */
+	wake_up_all(&s->wait_wq);
+}
+
+/**
+ * memmon_session_close() - the session's file is released
+ * @s: the session
+ *
+ * Nobody can read the rings any more (a mapping pins the file, so this is
+ * after the last munmap() too): disable, so that tasks waiting for room
+ * (MEMMON_FULL_WAIT) stop now rather than at their timeout, and drop the
+ * file's reference. Their own references may keep the session a little
+ * longer.
+ *
+ * Context: process context, may sleep.
+ */
+void memmon_session_close(struct memmon_session *s)
+{
+	mutex_lock(&s->lock);
+	__memmon_session_disable(s);
+	mutex_unlock(&s->lock);
+	memmon_session_put(s);
 }
 
 /**
@@ -461,6 +488,7 @@ struct memmon_session *memmon_session_create(void)
 	mutex_init(&s->rings_lock);
 	mutex_init(&s->read_lock);
 	init_waitqueue_head(&s->wq);
+	init_waitqueue_head(&s->wait_wq);
 	timer_setup(&s->flush_timer, memmon_session_flush_tick, 0);
 	s->ring_size = ring_size;
 	s->wakeup_bytes = ring_size / 4;
@@ -623,7 +651,7 @@ void memmon_session_info(struct memmon_session *s, struct memmon_info *info)
 			 MEMMON_FEAT_FOLLOW_CHILDREN |
 			 MEMMON_FEAT_SYSCALLS | MEMMON_FEAT_FAULTS |
 			 MEMMON_FEAT_RSS | MEMMON_FEAT_LIFECYCLE |
-			 MEMMON_FEAT_FLUSH_LOST;
+			 MEMMON_FEAT_FLUSH_LOST | MEMMON_FEAT_FULL_WAIT;
 	if (IS_ENABLED(CONFIG_IA32_EMULATION))
 		info->features |= MEMMON_FEAT_COMPAT32;
 	info->events_supported = MEMMON_EV_ALL;
@@ -653,7 +681,8 @@ void memmon_session_info(struct memmon_session *s, struct memmon_info *info)
  *
  * Context: process context, may sleep.
  * Return: 0; -EOPNOTSUPP for MEMMON_FULL_OVERWRITE; -EINVAL for an unknown
- * policy, a ring size that is not a power of two in [ring_size_min,
+ * policy, a wait_timeout_ms above the maximum or without MEMMON_FULL_WAIT,
+ * a non-zero __reserved, a ring size that is not a power of two in [ring_size_min,
  * ring_size_max] or a watermark outside 1..ring_size/2; -EBUSY once the
  * rings exist.
  */
@@ -665,7 +694,11 @@ int memmon_session_configure(struct memmon_session *s,
 
 	if (cfg->full_policy == MEMMON_FULL_OVERWRITE)
 		return -EOPNOTSUPP;
-	if (cfg->full_policy != MEMMON_FULL_DROP_NEW)
+	if (cfg->full_policy != MEMMON_FULL_DROP_NEW &&
+	    cfg->full_policy != MEMMON_FULL_WAIT)
+		return -EINVAL;
+	if (cfg->__reserved || cfg->wait_timeout_ms > MEMMON_WAIT_TIMEOUT_MAX ||
+	    (cfg->wait_timeout_ms && cfg->full_policy != MEMMON_FULL_WAIT))
 		return -EINVAL;
 	size = cfg->ring_size ?: ring_size;
 	if (!is_power_of_2(size) || size < memmon_ring_size_min() ||
@@ -681,6 +714,9 @@ int memmon_session_configure(struct memmon_session *s,
 	} else {
 		s->ring_size = size;
 		s->wakeup_bytes = wakeup;
+		s->full_wait = cfg->full_policy == MEMMON_FULL_WAIT;
+		s->wait_timeout_ms = cfg->wait_timeout_ms ?:
+				     MEMMON_WAIT_TIMEOUT_DEFAULT;
 	}
 	mutex_unlock(&s->rings_lock);
 	return err;
@@ -992,6 +1028,7 @@ bool memmon_session_poll_readable(struct memmon_session *s)
 
 	if (!rings)
 		return false;
+	memmon_session_room_made(s);
 	/* wakeup_bytes is fixed once the rings exist. */
 	if (memmon_rings_readable(rings, s->wakeup_bytes))
 		return true;
@@ -1107,6 +1144,7 @@ ssize_t memmon_session_read(struct memmon_session *s, char __user *buf,
 		u64 seen = memmon_rings_produced(rings);
 
 		ret = memmon_read_rings(s, rings, buf, count);
+		memmon_session_room_made(s);
 		if (ret)
 			break;
 		if (nonblock) {

@@ -28,6 +28,9 @@
  * @rings: NULL until created; then fixed until the session is freed
  * @ring_size: configured data bytes per CPU
  * @wakeup_bytes: configured poll watermark
+ * @full_wait: MEMMON_FULL_WAIT configured
+ * @wait_timeout_ms: its bound on one wait
+ * @wait_wq: where tasks wait for room (full_wait.c)
  * @events: mask of 1 << enum memmon_event
  * @syscalls: mask of 1 << enum memmon_sys
  * @enabled: between ENABLE and DISABLE
@@ -51,10 +54,13 @@
  *                                                or of a ref after it was
  *                                                seen set (load-acquire)
  *   ring_size,     @rings_lock, only while       @rings_lock; lockless once
- *     wakeup_bytes   !rings                      rings was seen set
+ *     wakeup_bytes,  !rings                      rings was seen set
+ *     full_wait,
+ *     wait_timeout_ms
  *   events,        @lock and memmon_sessions_lock  either lock
  *     syscalls
- *   enabled        @lock and memmon_sessions_lock  either lock
+ *   enabled        @lock and memmon_sessions_lock  either lock; racily by
+ *                                                full_wait.c's waiters
  *   read_cpu       @read_lock                    @read_lock
  *
  * Producers never look at the fields above except @rings, @pid_ns and
@@ -86,6 +92,14 @@ struct memmon_session {
 	struct memmon_rings *rings;
 	u64 ring_size;
 	u64 wakeup_bytes;
+	/*
+	 * MEMMON_FULL_WAIT (full_wait.c): set by CONFIGURE before the rings
+	 * exist, so a producer that found the rings sees them. Tasks wait on
+	 * @wait_wq; poll(), read(), DISABLE and the file's release wake them.
+	 */
+	bool full_wait;
+	u32 wait_timeout_ms;
+	wait_queue_head_t wait_wq;
 	u64 events;
 	u64 syscalls;
 	bool enabled;
@@ -105,6 +119,25 @@ void memmon_session_put(struct memmon_session *s);
 u64 memmon_sessions_ptrace(void);
 
 struct memmon_rings *memmon_session_rings(struct memmon_session *s);
+void memmon_session_close(struct memmon_session *s);
+
+/* MEMMON_FULL_WAIT's defaults and bound on one wait (uapi). */
+#define MEMMON_WAIT_TIMEOUT_DEFAULT	1000
+#define MEMMON_WAIT_TIMEOUT_MAX		60000
+
+/*
+ * The consumer is in poll() or read(), so it has taken what it could: tasks
+ * waiting for room look again now (MEMMON_FULL_WAIT, full_wait.c). The
+ * barrier of wq_has_sleeper() pairs with the one in the waiter's
+ * prepare_to_wait(): either we see it queued, or it sees the consumer
+ * position the consumer stored before its syscall.
+ */
+static inline void memmon_session_room_made(struct memmon_session *s)
+{
+	if (s->full_wait && wq_has_sleeper(&s->wait_wq))
+		wake_up_all(&s->wait_wq);
+}
+
 void memmon_session_info(struct memmon_session *s, struct memmon_info *info);
 int memmon_session_configure(struct memmon_session *s,
 			     const struct memmon_config *cfg);

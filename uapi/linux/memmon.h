@@ -54,6 +54,9 @@
 #define MEMMON_FEAT_FLUSH_LOST		(1ULL << 11)	/* ABI 1.2: DISABLE writes
 							 * pending losses
 							 */
+#define MEMMON_FEAT_FULL_WAIT		(1ULL << 12)	/* ABI 1.2:
+							 * MEMMON_FULL_WAIT
+							 */
 
 /*
  * struct memmon_info - what this kernel offers, and this session's layout.
@@ -129,8 +132,24 @@ struct memmon_info {
 enum memmon_full_policy {
 	MEMMON_FULL_DROP_NEW	= 0,	/* drop and count; LOST record follows */
 	MEMMON_FULL_OVERWRITE	= 1,	/* reserved for a flight-recorder mode */
+	MEMMON_FULL_WAIT	= 2,	/* ABI 1.2: the lossless mode, below */
 };
 
+/*
+ * MEMMON_FULL_WAIT: a watched user task whose record leaves a ring of the
+ * session more than half full waits, when it next returns to user space
+ * (never where it made the record), until the consumer has brought that
+ * ring down to a quarter; then drops are counted as with DROP_NEW. The
+ * consumer's poll() and read() wake such tasks at once; a consumer that
+ * drains only through the mapping has them look again every few
+ * milliseconds. A wait ends early on any signal (SIGKILL included), on
+ * DISABLE and when the session's file is released; it gives up after
+ * wait_timeout_ms, and no task waits on that ring again until it has been
+ * seen half empty. Still dropped and counted: whatever one kernel entry of
+ * a task records beyond half a ring (a MAP_POPULATE or mlock() of a large
+ * area), and records made in interrupts, kernel threads, io_uring workers
+ * and exiting tasks.
+ */
 struct memmon_config {
 	__u32 size;		/* in: sizeof(struct memmon_config) */
 	__u32 full_policy;	/* in: enum memmon_full_policy */
@@ -141,9 +160,16 @@ struct memmon_config {
 				 *     this many bytes; 1..ring_size/2;
 				 *     0 = default (ring_size / 4)
 				 */
+	/* ABI 1.2 */
+	__u32 wait_timeout_ms;	/* in: MEMMON_FULL_WAIT's bound on one wait,
+				 *     1..60000; 0 = default (1000); must be 0
+				 *     with any other policy
+				 */
+	__u32 __reserved;	/* in: zero */
 };
 
 #define MEMMON_CONFIG_SIZE_VER0	24	/* first published */
+#define MEMMON_CONFIG_SIZE_VER1	32	/* ABI 1.2: wait_timeout_ms */
 
 /* ------------------------------------------------------------------------
  * The watch set: MEMMON_IOC_WATCH_ADD / _DEL / _LIST

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * memmon: MEMMON_FULL_WAIT, the lossless mode (full_wait.c).
+ *
+ * A session configured with it makes a watched task that fills one of its
+ * rings past half wait, at its return to user space, until the consumer has
+ * brought that ring down to a quarter. Producers only queue the wait: they
+ * never sleep, whatever their context or locks.
+ */
+#ifndef _MEMMON_FULL_WAIT_H
+#define _MEMMON_FULL_WAIT_H
+
+#include <linux/jump_label.h>
+
+struct memmon_session;
+struct memmon_cpu_ring;
+
+/* On while a session with MEMMON_FULL_WAIT is enabled (session.c). */
+DECLARE_STATIC_KEY_FALSE(memmon_full_wait_active);
+
+void memmon_full_wait_check(struct memmon_session *s,
+			    struct memmon_cpu_ring *cr, unsigned int cpu);
+void memmon_full_wait_cleanup(void);
+
+#endif /* _MEMMON_FULL_WAIT_H */
