@@ -98,12 +98,14 @@ struct memmon_session *memmon_session__open(const struct memmon_session_opts *op
 	err = session_get_info(s);
 	if (err)
 		goto err_close;
-	if (OPTS_GET(opts, ring_size, 0) || OPTS_GET(opts, full_policy, 0)) {
+	if (OPTS_GET(opts, ring_size, 0) || OPTS_GET(opts, full_policy, 0) ||
+	    OPTS_GET(opts, wait_timeout_ms, 0)) {
 		struct memmon_config cfg = {
 			.size = sizeof(cfg),
 			.full_policy = OPTS_GET(opts, full_policy, 0),
 			.ring_size = OPTS_GET(opts, ring_size, 0),
 			.wakeup_bytes = OPTS_GET(opts, wakeup_bytes, 0),
+			.wait_timeout_ms = OPTS_GET(opts, wait_timeout_ms, 0),
 		};
 
 		err = mm_ioctl(s, MEMMON_IOC_CONFIGURE, &cfg);

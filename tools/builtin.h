@@ -34,7 +34,10 @@ int tool_usage_err(const char *cmd, const char *fmt, ...)
 /* The device: $MEMMON_DEVICE or MEMMON_DEVICE_PATH. */
 const char *tool_device(void);
 /* Open a session; on failure print why and what to do, return NULL. */
-struct memmon_session *tool_open_session(const char *cmd, __u64 ring_size);
+/* wait_ms != 0: MEMMON_FULL_WAIT (--no-loss) with that timeout. */
+struct memmon_session *tool_open_session(const char *cmd, __u64 ring_size,
+					 unsigned int wait_ms);
+int tool_parse_no_loss(const char *cmd, const char *arg, unsigned int *wait_ms);
 /* Explain a failed ioctl on pid (watch_add etc.) and return 1. */
 int tool_explain_errno(const char *cmd, int err, const char *what);
 

@@ -32,7 +32,7 @@ int cmd_info(int argc, char **argv)
 		}
 		return tool_usage_err(cmd, "unexpected argument '%s'", argv[1]);
 	}
-	s = tool_open_session(cmd, 0);
+	s = tool_open_session(cmd, 0, 0);
 	if (!s)
 		return 1;
 	in = memmon_session__info(s);

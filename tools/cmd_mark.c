@@ -34,7 +34,7 @@ int cmd_mark(int argc, char **argv)
 		strcat(text, argv[i]);
 	}
 	len = strlen(text);
-	s = tool_open_session(cmd, 0);
+	s = tool_open_session(cmd, 0, 0);
 	if (!s) {
 		free(text);
 		return 1;

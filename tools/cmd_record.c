@@ -98,12 +98,14 @@ struct record {
 
 static const char record_usage[] =
 "usage: memmon record [-p PID[,PID...]] [-f] [-e EVENTS] [-m RING_SIZE]\n"
-"                     [-o FILE] [-z] [-- CMD [ARGS...]]\n"
+"                     [-o FILE] [-z] [--no-loss[=MS]] [-- CMD [ARGS...]]\n"
 "\n"
 "  -p, --pid PIDS      watch these processes (comma-separated)\n"
 "  -f, --follow        follow children (fork/clone), recursively\n"
 "  -e, --events LIST   what to record (default: all)\n"
 "  -m, --ring-size N   per-CPU ring bytes, a power of two (e.g. 4M)\n"
+"      --no-loss[=MS]  a recorded task whose events fill a ring waits for\n"
+"                      room instead of losing them (at most MS, 1000)\n"
 "  -o, --output FILE   the trace file (default: memmon.trace)\n"
 "  -z, --compress      zstd-compress the chunks\n"
 "  -- CMD              run CMD under the watch from its first instruction\n"
@@ -429,6 +431,7 @@ int cmd_record(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "ring-size", required_argument, NULL, 'm' },
 		{ "compress", no_argument, NULL, 'z' },
+		{ "no-loss", optional_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -436,6 +439,7 @@ int cmd_record(int argc, char **argv)
 	struct target t = { .go_fd = -1 };
 	struct record r = { .cmd = cmd, .wake_fd = -1 };
 	__u64 ring_size = 0;
+	unsigned int wait_ms = 0;
 	int opt, ret = 1, status = 0, level = 0, err, fin_err = 0;
 	unsigned int c;
 	bool child_done = false, tty = isatty(2), writer_started = false;
@@ -468,6 +472,11 @@ int cmd_record(int argc, char **argv)
 			break;
 		case 'z':
 			level = 3;
+			break;
+		case 'L':
+			ret = tool_parse_no_loss(cmd, optarg, &wait_ms);
+			if (ret)
+				goto out_target;
 			break;
 		case 'm':
 			if (tool_parse_size(optarg, &ring_size) ||
@@ -502,7 +511,7 @@ int cmd_record(int argc, char **argv)
 		goto out_free;
 	}
 	proctab_thread_online();
-	r.s = tool_open_session(cmd, ring_size);
+	r.s = tool_open_session(cmd, ring_size, wait_ms);
 	if (!r.s)
 		goto out_offline;
 	r.nr_cpus = memmon_session__nr_cpus(r.s);

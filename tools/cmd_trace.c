@@ -28,7 +28,7 @@ struct trace_ctx {
 
 static const char trace_usage[] =
 "usage: memmon trace [-p PID[,PID...]] [-f] [-e EVENTS] [-o FILE] [--json]\n"
-"                    [-m RING_SIZE] [-- CMD [ARGS...]]\n"
+"                    [-m RING_SIZE] [--no-loss[=MS]] [-- CMD [ARGS...]]\n"
 "\n"
 "  -p, --pid PIDS      watch these processes (comma-separated)\n"
 "  -f, --follow        follow children (fork/clone), recursively\n"
@@ -36,6 +36,8 @@ static const char trace_usage[] =
 "  -o, --output FILE   write there instead of standard output\n"
 "      --json          one JSON object per event (JSON lines)\n"
 "  -m, --ring-size N   per-CPU ring bytes, a power of two (e.g. 4M)\n"
+"      --no-loss[=MS]  a traced task whose events fill a ring waits for\n"
+"                      room instead of losing them (at most MS, 1000)\n"
 "  -- CMD              run CMD under the watch from its first instruction\n"
 "\n"
 "Stops when the watched processes have exited (or on Ctrl-C). The output\n"
@@ -166,6 +168,7 @@ int cmd_trace(int argc, char **argv)
 		{ "events", required_argument, NULL, 'e' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "json", no_argument, NULL, 'J' },
+		{ "no-loss", optional_argument, NULL, 'L' },
 		{ "ring-size", required_argument, NULL, 'm' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -175,6 +178,7 @@ int cmd_trace(int argc, char **argv)
 	struct trace_ctx c = { 0 };
 	struct memmon_session *s = NULL;
 	__u64 ring_size = 0;
+	unsigned int wait_ms = 0;
 	int opt, ret = 1, status = 0, n;
 	bool child_done = false;
 	time_t last_reap = 0;
@@ -203,6 +207,11 @@ int cmd_trace(int argc, char **argv)
 			break;
 		case 'J':
 			c.json = true;
+			break;
+		case 'L':
+			ret = tool_parse_no_loss(cmd, optarg, &wait_ms);
+			if (ret)
+				goto out_free;
 			break;
 		case 'm':
 			if (tool_parse_size(optarg, &ring_size) ||
@@ -246,7 +255,7 @@ int cmd_trace(int argc, char **argv)
 		goto out_close;
 	}
 	proctab_thread_online();
-	s = tool_open_session(cmd, ring_size);
+	s = tool_open_session(cmd, ring_size, wait_ms);
 	if (!s)
 		goto out_offline;
 	if (t.cmd_argv && target_spawn(cmd, &t))

@@ -105,17 +105,24 @@ int tool_explain_errno(const char *cmd, int err, const char *what)
 	}
 }
 
-struct memmon_session *tool_open_session(const char *cmd, __u64 ring_size)
+struct memmon_session *tool_open_session(const char *cmd, __u64 ring_size,
+					 unsigned int wait_ms)
 {
 	LIBMEMMON_OPTS(memmon_session_opts, o, .path = tool_device(),
-		       .ring_size = ring_size);
+		       .ring_size = ring_size,
+		       .full_policy = wait_ms ? MEMMON_FULL_WAIT : MEMMON_FULL_DROP_NEW,
+		       .wait_timeout_ms = wait_ms);
 	struct memmon_session *s;
 
 	s = memmon_session__open(&o);
 	if (!s) {
 		int err = errno;
 
-		if (err == EINVAL && ring_size)
+		if (err == EINVAL && wait_ms)
+			tool_err(cmd, "--no-loss rejected by the module (it needs "
+				 "memmon.ko of ABI 1.2 or later; a timeout of "
+				 "1..60000 ms)");
+		else if (err == EINVAL && ring_size)
 			tool_err(cmd, "ring size %llu rejected by the module "
 				 "(see 'memmon info' for ring_size_min/max)",
 				 (unsigned long long)ring_size);
@@ -123,6 +130,23 @@ struct memmon_session *tool_open_session(const char *cmd, __u64 ring_size)
 			tool_explain_errno(cmd, err, tool_device());
 	}
 	return s;
+}
+
+/* --no-loss[=MS]: the wait's bound, 1000 ms unless given. */
+int tool_parse_no_loss(const char *cmd, const char *arg, unsigned int *wait_ms)
+{
+	unsigned long v = 1000;
+	char *end;
+
+	if (arg) {
+		errno = 0;
+		v = strtoul(arg, &end, 10);
+		if (errno || end == arg || *end || !v || v > 60000)
+			return tool_usage_err(cmd, "bad --no-loss timeout '%s': "
+					      "milliseconds, 1..60000", arg);
+	}
+	*wait_ms = (unsigned int)v;
+	return 0;
 }
 
 int tool_parse_size(const char *s, __u64 *out)

@@ -141,6 +141,20 @@ assert st and sum(st.values()) > 0
 assert all(st[c] == lost[c] for c in st), (st, lost)
 ' "$tmp/lost.txt"
 
+# --no-loss: the same storm, read as late, through 64 KiB rings loses
+# nothing: the command waits for room (up to the 60 s asked for).
+t "trace --no-loss=60000 -m 64K of a storm read late exits 0" code 0 \
+	sh -c "\"$M\" trace --json -m 64K --no-loss=60000 -- $PY -c '$storm' |
+		{ sleep 3; cat >\"$tmp/noloss.json\"; }"
+t "... and loses nothing" $PY -c '
+import json, sys
+st = [o for o in map(json.loads, open(sys.argv[1])) if o["type"] in ("stats", "lost")]
+assert st and all(o["type"] == "stats" and o["lost"] == 0 for o in st), st
+assert sum(o["produced"] for o in st) > 4096
+' "$tmp/noloss.json"
+t "--no-loss=0: a usage error" code 2 "$M" trace --no-loss=0 -p 1
+t "--no-loss=60001: a usage error" code 2 "$M" record --no-loss=60001 -p 1
+
 # -f: a child's mark (the child is a new process of the shell)
 t "trace -f follows children" code 0 "$M" trace -f -- sh -c "$M mark from-child; true"
 t "... and shows the child's mark" has "$tmp/out" 'mark "from-child"'

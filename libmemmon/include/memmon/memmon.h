@@ -49,9 +49,9 @@ struct memmon_session_opts {
 	__u64 ring_size;	/* != 0: MEMMON_IOC_CONFIGURE at open */
 	__u64 wakeup_bytes;	/* with ring_size: the poll watermark */
 	__u32 full_policy;	/* enum memmon_full_policy */
-	__u32 __pad;
+	__u32 wait_timeout_ms;	/* MEMMON_FULL_WAIT's bound; 0 = default */
 };
-#define memmon_session_opts__last_field __pad
+#define memmon_session_opts__last_field wait_timeout_ms
 
 /* open(2) the device, MEMMON_IOC_GET_INFO, and CONFIGURE if asked. */
 LIBMEMMON_API struct memmon_session *
