@@ -587,6 +587,11 @@ function throughput_table(	i, key, parts, c, w, ops_s, ukey, slow, evs, v, mbs, 
 			STORM_LOST[TPKER[key]] = TPLOST[key]
 		if (c == "record" && v == "storm")
 			REC_LOST[TPKER[key]] = TPLOST[key]
+		if (v == "storm" && (c == "trace" || c == "trace-json" || c == "noloss")) {
+			TRACE_LOST[TPKER[key], c] = TPLOST[key]
+			if (c == "noloss")
+				NOLOSS_SLOW[TPKER[key]] = slow
+		}
 	}
 	print "ops/s: storm = faults, mark = MEMMON_IOC_MARK calls, of all threads; slowdown: ns/op over the"
 	print "untraced storm's; events/s: records delivered to the consumer per second of storm."
@@ -674,6 +679,12 @@ function targets(	i, w, key, o, n, m, cw, parts, kk, k, r) {
 			printf "  zero lost, fastest fault storm, drained, %-6s       lost %s   %s\n", k ":", STORM_LOST[k], STORM_LOST[k] == 0 ? "met" : "MISSED"
 		if (k in REC_LOST)
 			printf "  zero lost, fastest fault storm, memmon record, %-6s lost %s   %s\n", k ":", REC_LOST[k], REC_LOST[k] == 0 ? "met" : "MISSED"
+		if ((k, "trace") in TRACE_LOST)
+			printf "  zero lost, fastest fault storm, memmon trace -o, %-6s lost %s   %s\n", k ":", TRACE_LOST[k, "trace"], TRACE_LOST[k, "trace"] == 0 ? "met" : "MISSED"
+		if ((k, "trace-json") in TRACE_LOST)
+			printf "  zero lost, fastest fault storm, trace --json -o, %-6s lost %s   %s\n", k ":", TRACE_LOST[k, "trace-json"], TRACE_LOST[k, "trace-json"] == 0 ? "met" : "MISSED"
+		if ((k, "noloss") in TRACE_LOST)
+			printf "  zero lost, fastest storm, --no-loss 64 KiB, %-6s lost %s   %s (slowdown %sx)\n", k ":", TRACE_LOST[k, "noloss"], TRACE_LOST[k, "noloss"] == 0 ? "met" : "MISSED", fmt(NOLOSS_SLOW[k], "%.2f")
 	}
 	for (i = 1; i <= nhost; i++) {
 		o = HOSTLINE[i]
