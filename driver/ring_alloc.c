@@ -350,6 +350,35 @@ int memmon_rings_remap(struct memmon_rings *rings, struct vm_area_struct *vma,
 }
 
 /**
+ * memmon_rings_hold_records() - does any ring hold records to read?
+ * @rings: the session's rings
+ *
+ * Unlike memmon_rings_readable(), a consumer position out of range is not
+ * a reason: the tick of prompt delivery asks, and waking a reader every
+ * tick because a hostile consumer scribbled its positions is only a cost.
+ *
+ * Context: any; reads userspace-writable positions, trusting none.
+ * Pairs with: [B] through [C] here.
+ * Return: true if some ring holds between 1 and ring_size unread bytes.
+ */
+bool memmon_rings_hold_records(struct memmon_rings *rings)
+{
+	struct memmon_ring *r;
+	unsigned int cpu;
+	u64 prod, cons;
+
+	for_each_possible_cpu(cpu) {
+		r = &per_cpu_ptr(rings->cpu, cpu)->ring;
+		/* [C], pairs with [B] in __memmon_ring_put(). */
+		prod = smp_load_acquire(&r->page->producer_pos);
+		cons = READ_ONCE(*r->consumer_pos);
+		if (prod != cons && prod - cons <= r->size)
+			return true;
+	}
+	return false;
+}
+
+/**
  * memmon_rings_readable() - does any ring hold something worth waking for?
  * @rings: the rings
  * @watermark: bytes a ring must hold (1: anything at all)

@@ -105,6 +105,7 @@ int memmon_mmap_check(const struct memmon_layout *l, struct vm_area_struct *vma)
 int memmon_rings_remap(struct memmon_rings *rings, struct vm_area_struct *vma,
 		       int area);
 bool memmon_rings_readable(struct memmon_rings *rings, u64 watermark);
+bool memmon_rings_hold_records(struct memmon_rings *rings);
 u64 memmon_rings_produced(struct memmon_rings *rings);
 
 #endif /* _MEMMON_RING_ALLOC_H */

@@ -986,7 +986,7 @@ static void memmon_session_flush_tick(struct timer_list *t)
 
 	if (!ms)
 		return;
-	if (rings && memmon_rings_readable(rings, 1)) {
+	if (rings && memmon_rings_hold_records(rings)) {
 		WRITE_ONCE(s->flush_due, true);
 		wake_up_all(&s->wq);
 	}
