@@ -38,7 +38,7 @@ LIB_HDRS	:= $(wildcard libmemmon/include/memmon/*.h) libmemmon/internal.h \
 LIB_OBJS	:= $(patsubst libmemmon/%.c,$(LIB_DIR)/obj/%.o,$(LIB_SRCS))
 LIB_INC		:= -I uapi -I libmemmon/include -I libmemmon
 LIB_CFLAGS	:= $(filter-out -std=%,$(USER_CFLAGS)) -std=gnu11 -D_GNU_SOURCE \
-		   -fvisibility=hidden -fPIC $(LIB_INC)
+		   -fvisibility=hidden -fPIC -fno-semantic-interposition $(LIB_INC)
 # What a program linking libmemmon.a also needs.
 LIB_DEPLIBS	:= -ljansson -lzstd -lisal -lz
 
