@@ -41,7 +41,9 @@
  *
  *   hostbench decode [-n RECORDS] [-j]
  *       The text decoder: memmon_rec__format() of a realistic record mix,
- *       in memory (for callgrind); with -j the JSON one. Prints
+ *       in memory (for callgrind); with -j the JSON one,
+ *       memmon_rec__format_json() (what memmon_rec__fprint_json() runs,
+ *       without the stream). Prints
  *       "DECODE format=text|json events=N cpu_seconds=S wall_seconds=W
  *       events_per_s=R".
  *
@@ -907,21 +909,21 @@ __attribute__((noinline)) static __u64 bench_format(const __u8 *buf, size_t len,
 	return chars ? n : 0;
 }
 
-/* One malloc()ed object per record: what memmon_rec__to_json() costs. */
+/* JSON lines: memmon_rec__format_json(), what memmon_rec__fprint_json() does. */
 __attribute__((noinline)) static __u64 bench_json(const __u8 *buf, size_t len,
 						  const struct memmon_format_opts *o)
 {
+	char line[1024];
 	__u64 n = 0, chars = 0;
 	size_t off = 0;
 
 	while (off < len) {
 		const struct memmon_rec_header *h = (const void *)(buf + off);
-		char *s = memmon_rec__to_json(h, o);
+		int r = memmon_rec__format_json(h, line, sizeof(line), o);
 
-		if (!s)
-			die("memmon_rec__to_json", errno);
-		chars += strlen(s);
-		free(s);
+		if (r < 0)
+			die("memmon_rec__format_json", -r);
+		chars += r;
 		n++;
 		off += h->size;
 	}

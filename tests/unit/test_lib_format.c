@@ -3,8 +3,9 @@
  * The formatters produce exactly the bytes of their reference
  * (tests/unit/ref_format.c, the vsnprintf() and jansson originals): every
  * record type, edge values, every errno, hostile strings, every option, and
- * truncated buffers, byte for byte, return values and errno included. The
- * records are drawn from a fixed seed, so a failure repeats.
+ * truncated buffers, byte for byte, return values and errno included;
+ * memmon_rec__format_json() the reference's JSON with snprintf()'s
+ * semantics. The records are drawn from a fixed seed, so a failure repeats.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -596,6 +597,45 @@ static void check_text(const union rec_buf *b, const struct memmon_format_opts *
 	check_text_size(b, o, 0, true);
 }
 
+/*
+ * memmon_rec__format_json() into size bytes: the reference's object cut
+ * as snprintf() cuts, nothing written past the NUL; its errno negated
+ * where the reference fails (0 and "" for an unknown type).
+ */
+static void check_json_size(const union rec_buf *b, const struct memmon_format_opts *o,
+			    const char *want, int want_err, size_t size, bool null_buf)
+{
+	size_t len = want ? strlen(want) : 0;
+	int r, e;
+
+	memset(ref_buf, CANARY, sizeof(ref_buf));
+	memset(new_buf, CANARY, sizeof(new_buf));
+	if (size && !null_buf && want_err != EINVAL) {
+		size_t k = len < size - 1 ? len : size - 1;
+
+		memcpy(ref_buf, want ? want : "", k);
+		ref_buf[k] = '\0';
+	}
+	errno = 0;
+	r = memmon_rec__format_json(&b->hdr, null_buf ? NULL : new_buf, size, o);
+	e = errno;
+	if (want) {
+		if (r != (int)len || memcmp(ref_buf, new_buf, sizeof(ref_buf))) {
+			dump_rec(b);
+			fail_msg("format_json, size %zu: got %d \"%.*s\"\nwant %zu \"%s\"",
+				 size, r, (int)(size ? size : 1), new_buf, len, want);
+		}
+	} else if (want_err == ENOMSG) {
+		if (r || memcmp(ref_buf, new_buf, sizeof(ref_buf)))
+			fail_msg("format_json, unknown type: got %d \"%s\"", r, new_buf);
+	} else if (r != -want_err || e != want_err) {
+		dump_rec(b);
+		fail_msg("format_json: got %d (errno %d), want %d", r, e, -want_err);
+	} else if (want_err == EINVAL && memcmp(ref_buf, new_buf, sizeof(ref_buf))) {
+		fail_msg("format_json wrote into the buffer of a refused call");
+	}
+}
+
 static void check_json(const union rec_buf *b, const struct memmon_format_opts *o)
 {
 	char *s1, *s2;
@@ -612,6 +652,15 @@ static void check_json(const union rec_buf *b, const struct memmon_format_opts *
 		fail_msg("json: got %s (errno %d)\nwant %s (errno %d)",
 			 s2 ? s2 : "NULL", e2, s1 ? s1 : "NULL", e1);
 	}
+	check_json_size(b, o, s1, e1, BUF, false);
+	if (s1) {
+		size_t n = strlen(s1);
+
+		check_json_size(b, o, s1, e1, below(n + 2), false);
+		check_json_size(b, o, s1, e1, n, false);
+		check_json_size(b, o, s1, e1, n + 1, false);
+	}
+	check_json_size(b, o, s1, e1, 0, true);
 	free(s1);
 	free(s2);
 }
