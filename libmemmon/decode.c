@@ -8,7 +8,6 @@
  * than the libc we are built against, and a trace file may be read on
  * another machine.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,33 +15,22 @@
 #include <signal.h>
 #include "internal.h"
 #include "memmon_names.h"
+#include "strbuf.h"
 #include <sys/wait.h>
 
 /* ------------------------------------------------------------------ */
 /* Typed views */
 
-static const void *view(const struct memmon_rec_header *rec, __u16 type,
-			size_t fixed)
-{
-	if (!rec)
-		return libmm_err_ptr(-EINVAL);
-	if (rec->type != type)
-		return libmm_err_ptr(-ENOMSG);
-	if (rec->size < fixed)
-		return libmm_err_ptr(-EBADMSG);
-	return rec;
-}
-
 const struct memmon_rec_lost *memmon_rec__lost(const struct memmon_rec_header *rec)
 {
-	return view(rec, MEMMON_REC_LOST, sizeof(struct memmon_rec_lost));
+	return libmm_view(rec, MEMMON_REC_LOST, sizeof(struct memmon_rec_lost));
 }
 
 const struct memmon_rec_mark *memmon_rec__mark(const struct memmon_rec_header *rec)
 {
 	const struct memmon_rec_mark *m;
 
-	m = view(rec, MEMMON_REC_MARK, sizeof(*m));
+	m = libmm_view(rec, MEMMON_REC_MARK, sizeof(*m));
 	if (m && m->len > rec->size - sizeof(*m))
 		return libmm_err_ptr(-EBADMSG);
 	return m;
@@ -51,22 +39,22 @@ const struct memmon_rec_mark *memmon_rec__mark(const struct memmon_rec_header *r
 const struct memmon_rec_syscall *
 memmon_rec__syscall(const struct memmon_rec_header *rec)
 {
-	return view(rec, MEMMON_REC_SYSCALL, sizeof(struct memmon_rec_syscall));
+	return libmm_view(rec, MEMMON_REC_SYSCALL, sizeof(struct memmon_rec_syscall));
 }
 
 const struct memmon_rec_fault *memmon_rec__fault(const struct memmon_rec_header *rec)
 {
-	return view(rec, MEMMON_REC_FAULT, sizeof(struct memmon_rec_fault));
+	return libmm_view(rec, MEMMON_REC_FAULT, sizeof(struct memmon_rec_fault));
 }
 
 const struct memmon_rec_rss *memmon_rec__rss(const struct memmon_rec_header *rec)
 {
-	return view(rec, MEMMON_REC_RSS, sizeof(struct memmon_rec_rss));
+	return libmm_view(rec, MEMMON_REC_RSS, sizeof(struct memmon_rec_rss));
 }
 
 const struct memmon_rec_fork *memmon_rec__fork(const struct memmon_rec_header *rec)
 {
-	return view(rec, MEMMON_REC_FORK, sizeof(struct memmon_rec_fork));
+	return libmm_view(rec, MEMMON_REC_FORK, sizeof(struct memmon_rec_fork));
 }
 
 /* path_len must leave room for the NUL inside the record. */
@@ -74,7 +62,7 @@ const struct memmon_rec_exec *memmon_rec__exec(const struct memmon_rec_header *r
 {
 	const struct memmon_rec_exec *e;
 
-	e = view(rec, MEMMON_REC_EXEC, sizeof(*e));
+	e = libmm_view(rec, MEMMON_REC_EXEC, sizeof(*e));
 	if (e && (e->path_len >= rec->size - sizeof(*e) || e->path[e->path_len]))
 		return libmm_err_ptr(-EBADMSG);
 	return e;
@@ -82,14 +70,14 @@ const struct memmon_rec_exec *memmon_rec__exec(const struct memmon_rec_header *r
 
 const struct memmon_rec_exit *memmon_rec__exit(const struct memmon_rec_header *rec)
 {
-	return view(rec, MEMMON_REC_EXIT, sizeof(struct memmon_rec_exit));
+	return libmm_view(rec, MEMMON_REC_EXIT, sizeof(struct memmon_rec_exit));
 }
 
 const struct memmon_rec_path *memmon_rec__path(const struct memmon_rec_header *rec)
 {
 	const struct memmon_rec_path *p;
 
-	p = view(rec, MEMMON_REC_PATH, sizeof(*p));
+	p = libmm_view(rec, MEMMON_REC_PATH, sizeof(*p));
 	if (p && (p->path_len >= rec->size - sizeof(*p) || p->path[p->path_len]))
 		return libmm_err_ptr(-EBADMSG);
 	return p;
@@ -106,16 +94,14 @@ static const char *const event_names[] = {
 	[MEMMON_EV_MARK] = "mark",
 };
 
-#define NAME_AT(tbl, i) ((i) < ARRAY_SIZE(tbl) ? (tbl)[i] : NULL)
-
 const char *memmon_rec_type__name(unsigned int type)
 {
-	return NAME_AT(memmon_rec_type_names, type);
+	return MM_NAME_AT(memmon_rec_type_names, type);
 }
 
 const char *memmon_sys__name(unsigned int sys)
 {
-	return NAME_AT(memmon_sys_names, sys);
+	return MM_NAME_AT(memmon_sys_names, sys);
 }
 
 static int name_lookup(const char *const *tbl, size_t n, const char *name)
@@ -137,7 +123,7 @@ int memmon_sys__from_name(const char *name)
 
 const char *memmon_event__name(unsigned int ev)
 {
-	return NAME_AT(event_names, ev);
+	return MM_NAME_AT(event_names, ev);
 }
 
 int memmon_event__from_name(const char *name)
@@ -147,12 +133,12 @@ int memmon_event__from_name(const char *name)
 
 const char *memmon_fault_class__name(unsigned int fclass)
 {
-	return NAME_AT(memmon_fclass_names, fclass);
+	return MM_NAME_AT(memmon_fclass_names, fclass);
 }
 
 const char *memmon_fault_result__name(unsigned int result)
 {
-	return NAME_AT(memmon_fresult_names, result);
+	return MM_NAME_AT(memmon_fresult_names, result);
 }
 
 /*
@@ -214,41 +200,19 @@ const char *memmon_errno__desc(int err)
 struct flag_name {
 	__u64 val;
 	const char *name;
+	size_t len;
 };
 
-/* A growing text in a caller's buffer, snprintf semantics. */
-struct strbuf {
-	char *buf;
-	size_t size;
-	size_t len;		/* length the full text needs */
-};
-
-static void sb_init(struct strbuf *sb, char *buf, size_t size)
+/* The text so far, terminated, and its length as snprintf() returns it. */
+static int sb_done(struct strbuf *sb)
 {
-	sb->buf = buf;
-	sb->size = buf ? size : 0;
-	sb->len = 0;
-	if (sb->size)
-		buf[0] = '\0';
+	sb_finish(sb);
+	return sb_ret(sb);
 }
 
-static void __attribute__((format(printf, 2, 3)))
-sb_printf(struct strbuf *sb, const char *fmt, ...)
+static void sb_name(struct strbuf *sb, const struct flag_name *f)
 {
-	size_t room = sb->len < sb->size ? sb->size - sb->len : 0;
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(room ? sb->buf + sb->len : NULL, room, fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		sb->len += (size_t)n;
-}
-
-static int sb_ret(const struct strbuf *sb)
-{
-	return sb->len > INT32_MAX ? INT32_MAX : (int)sb->len;
+	sb_put(sb, f->name, f->len);
 }
 
 /* OR of names from tbl; unknown bits as |0x...; zero as zero_name. */
@@ -259,31 +223,37 @@ static void sb_flags(struct strbuf *sb, const struct flag_name *tbl, size_t n,
 	size_t i;
 
 	if (!v) {
-		sb_printf(sb, "%s", zero_name ? zero_name : "0");
+		sb_str(sb, zero_name ? zero_name : "0");
 		return;
 	}
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n && v; i++) {
 		if (tbl[i].val && (v & tbl[i].val) == tbl[i].val) {
-			sb_printf(sb, "%s%s", first ? "" : "|", tbl[i].name);
+			if (!first)
+				sb_ch(sb, '|');
+			sb_name(sb, &tbl[i]);
 			v &= ~tbl[i].val;
 			first = false;
 		}
 	}
-	if (v)
-		sb_printf(sb, "%s%#llx", first ? "" : "|", (unsigned long long)v);
+	if (v) {
+		if (!first)
+			sb_ch(sb, '|');
+		sb_0x(sb, v);
+	}
 }
 
-static const char *value_name(const struct flag_name *tbl, size_t n, __u64 v)
+static const struct flag_name *value_name(const struct flag_name *tbl,
+					  size_t n, __u64 v)
 {
 	size_t i;
 
 	for (i = 0; i < n; i++)
 		if (tbl[i].val == v)
-			return tbl[i].name;
+			return &tbl[i];
 	return NULL;
 }
 
-#define FLAG(x, v) { v, #x }
+#define FLAG(x, v) { v, #x, sizeof(#x) - 1 }
 
 static const struct flag_name prot_flags[] = {
 	FLAG(PROT_READ, 0x1),
@@ -370,42 +340,44 @@ static const struct flag_name madv_values[] = {
 	FLAG(MADV_GUARD_REMOVE, 103),
 };
 
-static const struct flag_name fault_access[] = {
-	FLAG(read, MEMMON_FAULT_READ),
-	FLAG(write, MEMMON_FAULT_WRITE),
-	FLAG(exec, MEMMON_FAULT_EXEC),
-};
+void mm_sb_prot(struct strbuf *sb, __u64 prot)
+{
+	sb_flags(sb, prot_flags, ARRAY_SIZE(prot_flags), prot, "PROT_NONE");
+}
 
 int memmon_prot__format(char *buf, size_t size, __u64 prot)
 {
 	struct strbuf sb;
 
 	sb_init(&sb, buf, size);
-	sb_flags(&sb, prot_flags, ARRAY_SIZE(prot_flags), prot, "PROT_NONE");
-	return sb_ret(&sb);
+	mm_sb_prot(&sb, prot);
+	return sb_done(&sb);
 }
 
-static void sb_mmap_flags(struct strbuf *sb, __u64 flags)
+void mm_sb_mmap_flags(struct strbuf *sb, __u64 flags)
 {
-	const char *type = value_name(map_types, ARRAY_SIZE(map_types),
-				      flags & LIBMM_MAP_TYPE);
+	const struct flag_name *type = value_name(map_types, ARRAY_SIZE(map_types),
+						  flags & LIBMM_MAP_TYPE);
 	__u64 rest = flags & ~(__u64)LIBMM_MAP_TYPE;
 	__u64 huge = 0;
 
 	if (type)
-		sb_printf(sb, "%s", type);
+		sb_name(sb, type);
 	else
-		sb_printf(sb, "%#llx", (unsigned long long)(flags & LIBMM_MAP_TYPE));
+		sb_hex(sb, flags & LIBMM_MAP_TYPE);
 	if (rest & 0x40000) {	/* MAP_HUGETLB: a size may follow */
 		huge = (rest >> LIBMM_MAP_HUGE_SHIFT) & LIBMM_MAP_HUGE_MASK;
 		rest &= ~(LIBMM_MAP_HUGE_MASK << LIBMM_MAP_HUGE_SHIFT);
 	}
 	if (rest) {
-		sb_printf(sb, "|");
+		sb_ch(sb, '|');
 		sb_flags(sb, map_flags, ARRAY_SIZE(map_flags), rest, NULL);
 	}
-	if (huge)
-		sb_printf(sb, "|%llu<<MAP_HUGE_SHIFT", (unsigned long long)huge);
+	if (huge) {
+		sb_ch(sb, '|');
+		sb_u64(sb, huge);
+		sb_lit(sb, "<<MAP_HUGE_SHIFT");
+	}
 }
 
 int memmon_mmap_flags__format(char *buf, size_t size, __u64 flags)
@@ -413,8 +385,13 @@ int memmon_mmap_flags__format(char *buf, size_t size, __u64 flags)
 	struct strbuf sb;
 
 	sb_init(&sb, buf, size);
-	sb_mmap_flags(&sb, flags);
-	return sb_ret(&sb);
+	mm_sb_mmap_flags(&sb, flags);
+	return sb_done(&sb);
+}
+
+void mm_sb_mremap_flags(struct strbuf *sb, __u64 flags)
+{
+	sb_flags(sb, mremap_flags, ARRAY_SIZE(mremap_flags), flags, "0");
 }
 
 int memmon_mremap_flags__format(char *buf, size_t size, __u64 flags)
@@ -422,18 +399,21 @@ int memmon_mremap_flags__format(char *buf, size_t size, __u64 flags)
 	struct strbuf sb;
 
 	sb_init(&sb, buf, size);
-	sb_flags(&sb, mremap_flags, ARRAY_SIZE(mremap_flags), flags, "0");
-	return sb_ret(&sb);
+	mm_sb_mremap_flags(&sb, flags);
+	return sb_done(&sb);
 }
 
-static void sb_madvise(struct strbuf *sb, __u64 advice)
+void mm_sb_madvise(struct strbuf *sb, __u64 advice)
 {
-	const char *n = value_name(madv_values, ARRAY_SIZE(madv_values), advice);
+	const struct flag_name *n = value_name(madv_values, ARRAY_SIZE(madv_values),
+					       advice);
 
-	if (n)
-		sb_printf(sb, "%s", n);
-	else
-		sb_printf(sb, "%#llx /* MADV_??? */", (unsigned long long)advice);
+	if (n) {
+		sb_name(sb, n);
+	} else {
+		sb_hex(sb, advice);
+		sb_lit(sb, " /* MADV_??? */");
+	}
 }
 
 int memmon_madvise__format(char *buf, size_t size, __u64 advice)
@@ -441,8 +421,13 @@ int memmon_madvise__format(char *buf, size_t size, __u64 advice)
 	struct strbuf sb;
 
 	sb_init(&sb, buf, size);
-	sb_madvise(&sb, advice);
-	return sb_ret(&sb);
+	mm_sb_madvise(&sb, advice);
+	return sb_done(&sb);
+}
+
+void mm_sb_mlockall_flags(struct strbuf *sb, __u64 flags)
+{
+	sb_flags(sb, mcl_flags, ARRAY_SIZE(mcl_flags), flags, "0");
 }
 
 int memmon_mlockall_flags__format(char *buf, size_t size, __u64 flags)
@@ -450,8 +435,13 @@ int memmon_mlockall_flags__format(char *buf, size_t size, __u64 flags)
 	struct strbuf sb;
 
 	sb_init(&sb, buf, size);
-	sb_flags(&sb, mcl_flags, ARRAY_SIZE(mcl_flags), flags, "0");
-	return sb_ret(&sb);
+	mm_sb_mlockall_flags(&sb, flags);
+	return sb_done(&sb);
+}
+
+void mm_sb_mlock2_flags(struct strbuf *sb, __u64 flags)
+{
+	sb_flags(sb, mlock2_flags, ARRAY_SIZE(mlock2_flags), flags, "0");
 }
 
 int memmon_mlock2_flags__format(char *buf, size_t size, __u64 flags)
@@ -459,8 +449,15 @@ int memmon_mlock2_flags__format(char *buf, size_t size, __u64 flags)
 	struct strbuf sb;
 
 	sb_init(&sb, buf, size);
-	sb_flags(&sb, mlock2_flags, ARRAY_SIZE(mlock2_flags), flags, "0");
-	return sb_ret(&sb);
+	mm_sb_mlock2_flags(&sb, flags);
+	return sb_done(&sb);
+}
+
+static void sb_fault_access(struct strbuf *sb, __u32 access)
+{
+	char tmp[MM_ACCESS_MAX], *s = sb_seg(sb, tmp, sizeof(tmp));
+
+	sb_seg_end(sb, tmp, s, w_fault_access(s, access));
 }
 
 int memmon_fault_access__format(char *buf, size_t size, __u32 access)
@@ -468,25 +465,30 @@ int memmon_fault_access__format(char *buf, size_t size, __u32 access)
 	struct strbuf sb;
 
 	sb_init(&sb, buf, size);
-	sb_flags(&sb, fault_access, ARRAY_SIZE(fault_access), access, "none");
-	return sb_ret(&sb);
+	sb_fault_access(&sb, access);
+	return sb_done(&sb);
 }
 
-static void sb_wait_status(struct strbuf *sb, __u32 st)
+void mm_sb_wait_status(struct strbuf *sb, __u32 st)
 {
 	if (WIFEXITED(st)) {
-		sb_printf(sb, "exited %d", WEXITSTATUS(st));
+		sb_lit(sb, "exited ");
+		sb_s64(sb, WEXITSTATUS(st));
 	} else if (WIFSIGNALED(st)) {
 		const char *abbr = sigabbrev_np(WTERMSIG(st));
 
-		if (abbr)
-			sb_printf(sb, "killed by SIG%s", abbr);
-		else
-			sb_printf(sb, "killed by signal %d", WTERMSIG(st));
+		if (abbr) {
+			sb_lit(sb, "killed by SIG");
+			sb_str(sb, abbr);
+		} else {
+			sb_lit(sb, "killed by signal ");
+			sb_s64(sb, WTERMSIG(st));
+		}
 		if (WCOREDUMP(st))
-			sb_printf(sb, " (core dumped)");
+			sb_lit(sb, " (core dumped)");
 	} else {
-		sb_printf(sb, "status %#x", st);
+		sb_lit(sb, "status ");
+		sb_hex(sb, st);
 	}
 }
 
@@ -495,12 +497,24 @@ int memmon_wait_status__format(char *buf, size_t size, __u32 status)
 	struct strbuf sb;
 
 	sb_init(&sb, buf, size);
-	sb_wait_status(&sb, status);
-	return sb_ret(&sb);
+	mm_sb_wait_status(&sb, status);
+	return sb_done(&sb);
 }
 
 /* ------------------------------------------------------------------ */
 /* Text */
+
+/* strbuf.h's digit pairs: "00".."99", "00".."ff" */
+#define D10(x)	x "0" x "1" x "2" x "3" x "4" x "5" x "6" x "7" x "8" x "9"
+#define X16(x)	D10(x) x "a" x "b" x "c" x "d" x "e" x "f"
+const char libmm_digits2[200] = D10("0") D10("1") D10("2") D10("3") D10("4")
+				D10("5") D10("6") D10("7") D10("8") D10("9");
+const char libmm_xdigits2[512] = X16("0") X16("1") X16("2") X16("3") X16("4")
+				 X16("5") X16("6") X16("7") X16("8") X16("9")
+				 X16("a") X16("b") X16("c") X16("d") X16("e")
+				 X16("f");
+#undef X16
+#undef D10
 
 static int format_opts_check(const struct memmon_format_opts *opts)
 {
@@ -509,80 +523,156 @@ static int format_opts_check(const struct memmon_format_opts *opts)
 	return 0;
 }
 
+/*
+ * "hh:mm:ss" of a wall-clock second, from the last second this thread
+ * asked for when it is the same: records come many to a second, and
+ * gmtime_r() and localtime_r() cost more than the rest of a line (the
+ * latter takes a lock). The local entry is also keyed on what tzset()
+ * sets (the zone's names, offset and summer-time flag), so that a change
+ * of zone is seen at once (localtime_r() itself reads TZ only the first
+ * time, in glibc); only a new zone with the names and offsets of the old
+ * one but other rules would go unseen until the next second.
+ */
+#define HMS_MAX		(3 * 11 + 2)	/* "%02d:%02d:%02d" of any ints */
+
+struct hms_cache {
+	__s64 sec;
+	const char *tzname[2];
+	long timezone;
+	int daylight;
+	bool valid;
+	unsigned char len;
+	char hms[HMS_MAX];
+};
+
+static __thread struct hms_cache hms_cache[2];	/* [0] local, [1] UTC */
+
+static char *w_hms(char *p, __s64 sec, bool utc)
+{
+	struct hms_cache *c = &hms_cache[utc];
+	time_t t = (time_t)sec;
+	struct tm tm;
+	char *q;
+
+	if (c->valid && c->sec == sec &&
+	    (utc || (c->tzname[0] == tzname[0] && c->tzname[1] == tzname[1] &&
+		     c->timezone == timezone && c->daylight == daylight)))
+		return w_put(p, c->hms, c->len);
+	if (utc)
+		gmtime_r(&t, &tm);
+	else
+		localtime_r(&t, &tm);
+	q = w_02d(c->hms, tm.tm_hour);
+	*q++ = ':';
+	q = w_02d(q, tm.tm_min);
+	*q++ = ':';
+	q = w_02d(q, tm.tm_sec);
+	c->len = (unsigned char)(q - c->hms);
+	c->sec = sec;
+	c->tzname[0] = tzname[0];
+	c->tzname[1] = tzname[1];
+	c->timezone = timezone;
+	c->daylight = daylight;
+	c->valid = true;
+	return w_put(p, c->hms, c->len);
+}
+
 /* "12:00:00.123456" (wall clock) or "12345.678901" (monotonic). */
+#define W_TIME_MAX	(HMS_MAX + 7 > W_SEC_US_MAX ? HMS_MAX + 7 : W_SEC_US_MAX)
+
+/* The wall clock's "hh:mm:ss.uuuuuu", apart: the rarer, larger path. */
+static __attribute_noinline__ char *w_wall(char *p, __u64 time_ns,
+					   __u32 flags, __s64 off)
+{
+	/* the sum wraps as two's complement does, not undefined */
+	__s64 t = (__s64)(time_ns + (__u64)off);
+
+	if (t < 0)
+		t = 0;
+	p = w_hms(p, t / 1000000000, flags & MEMMON_FMT_UTC);
+	*p++ = '.';
+	return w_u6(p, (__u32)(t % 1000000000 / 1000));
+}
+
+static inline char *w_time(char *p, __u64 time_ns, __u32 flags, __s64 off)
+{
+	if (flags & MEMMON_FMT_MONOTONIC || !off)
+		return w_sec_us(p, time_ns);
+	return w_wall(p, time_ns, flags, off);
+}
+
 static void sb_time(struct strbuf *sb, __u64 time_ns,
 		    const struct memmon_format_opts *opts)
 {
-	__u32 flags = OPTS_GET(opts, flags, 0);
-	__s64 off = OPTS_GET(opts, realtime_offset_ns, 0);
-	__s64 t;
-	time_t sec;
-	struct tm tm;
+	char tmp[W_TIME_MAX], *s = sb_seg(sb, tmp, sizeof(tmp));
 
-	if (flags & MEMMON_FMT_MONOTONIC || !off) {
-		sb_printf(sb, "%llu.%06llu", (unsigned long long)(time_ns / 1000000000),
-			  (unsigned long long)(time_ns % 1000000000 / 1000));
-		return;
-	}
-	t = (__s64)time_ns + off;
-	if (t < 0)
-		t = 0;
-	sec = (time_t)(t / 1000000000);
-	if (flags & MEMMON_FMT_UTC)
-		gmtime_r(&sec, &tm);
-	else
-		localtime_r(&sec, &tm);
-	sb_printf(sb, "%02d:%02d:%02d.%06lld", tm.tm_hour, tm.tm_min, tm.tm_sec,
-		  (long long)(t % 1000000000 / 1000));
+	sb_seg_end(sb, tmp, s, w_time(s, time_ns, OPTS_GET(opts, flags, 0),
+				      OPTS_GET(opts, realtime_offset_ns, 0)));
+}
+
+/* " <0.000012>" */
+#define W_DURATION_MAX	(2 + W_SEC_US_MAX + 1)
+
+static char *w_duration(char *p, __u64 ns)
+{
+	p = w_lit(p, " <");
+	p = w_sec_us(p, ns);
+	*p++ = '>';
+	return p;
 }
 
 static void sb_duration(struct strbuf *sb, __u64 ns)
 {
-	sb_printf(sb, " <%llu.%06llu>", (unsigned long long)(ns / 1000000000),
-		  (unsigned long long)(ns % 1000000000 / 1000));
+	char tmp[W_DURATION_MAX], *s = sb_seg(sb, tmp, sizeof(tmp));
+
+	sb_seg_end(sb, tmp, s, w_duration(s, ns));
 }
 
 static void sb_addr(struct strbuf *sb, __u64 a)
 {
 	if (a)
-		sb_printf(sb, "%#llx", (unsigned long long)a);
+		sb_0x(sb, a);
 	else
-		sb_printf(sb, "NULL");
+		sb_lit(sb, "NULL");
 }
+
+/*
+ * How sb_cstr() writes each byte: 0 as itself, 1 as \xNN, else the
+ * character after a backslash.
+ */
+static const char cstr_esc[256] = {
+	[0 ... 0x08] = 1, ['\t'] = 't', ['\n'] = 'n', [0x0b ... 0x0c] = 1,
+	['\r'] = 'r', [0x0e ... 0x1f] = 1, ['"'] = '"', ['\\'] = '\\',
+	[0x7f ... 0xff] = 1,
+};
 
 /* Bytes as a C string literal, strace style; at most max shown. */
 static void sb_cstr(struct strbuf *sb, const __u8 *p, size_t len, size_t max)
 {
-	size_t i;
+	const __u8 *end = p + (len < max ? len : max);
 
-	sb_printf(sb, "\"");
-	for (i = 0; i < len && i < max; i++) {
-		__u8 c = p[i];
+	sb_ch(sb, '"');
+	while (p < end) {
+		const __u8 *run = p;
+		char esc[4] = { '\\', 'x' };
 
-		switch (c) {
-		case '"':
-			sb_printf(sb, "\\\"");
+		while (p < end && !cstr_esc[*p])
+			p++;
+		sb_put(sb, (const char *)run, (size_t)(p - run));
+		if (p == end)
 			break;
-		case '\\':
-			sb_printf(sb, "\\\\");
-			break;
-		case '\n':
-			sb_printf(sb, "\\n");
-			break;
-		case '\t':
-			sb_printf(sb, "\\t");
-			break;
-		case '\r':
-			sb_printf(sb, "\\r");
-			break;
-		default:
-			if (c < 0x20 || c >= 0x7f)
-				sb_printf(sb, "\\x%02x", c);
-			else
-				sb_printf(sb, "%c", c);
+		if (cstr_esc[*p] == 1) {
+			memcpy(esc + 2, &libmm_xdigits2[2 * *p], 2);
+			sb_put(sb, esc, 4);
+		} else {
+			esc[1] = cstr_esc[*p];
+			sb_put(sb, esc, 2);
 		}
+		p++;
 	}
-	sb_printf(sb, "\"%s", len > max ? "..." : "");
+	sb_ch(sb, '"');
+	if (len > max)
+		sb_lit(sb, "...");
 }
 
 static void sb_fd(struct strbuf *sb, const struct memmon_rec_syscall *sc,
@@ -591,11 +681,14 @@ static void sb_fd(struct strbuf *sb, const struct memmon_rec_syscall *sc,
 	const struct memmon_paths *paths = OPTS_GET(opts, paths, NULL);
 	const char *path = NULL;
 
-	sb_printf(sb, "%d", (int)(__s32)fd);
+	sb_s64(sb, (__s32)fd);
 	if (paths && sc->flags & MEMMON_SYSF_FILE)
 		path = memmon_paths__lookup(paths, sc->aux[0], sc->aux[1]);
-	if (path)
-		sb_printf(sb, "<%s>", path);
+	if (path) {
+		sb_ch(sb, '<');
+		sb_str(sb, path);
+		sb_ch(sb, '>');
+	}
 }
 
 /* Which syscalls return an address (printed in hex) on success. */
@@ -609,51 +702,68 @@ static bool sys_returns_addr(__u32 sys)
 /* Page size of mmap2's offset unit (ia32: always 4 KiB). */
 #define MMAP2_UNIT 4096ULL
 
+/* "0x7f0000000000, 4096" (or "NULL, 4096"): the usual first two. */
+static void sb_addr_len(struct strbuf *sb, __u64 addr, __u64 len)
+{
+	char tmp[W_HEX_MAX + 2 + W_U64_MAX], *s = sb_seg(sb, tmp, sizeof(tmp));
+	char *p = addr ? w_0x(s, addr) : w_lit(s, "NULL");
+
+	p = w_lit(p, ", ");
+	sb_seg_end(sb, tmp, s, w_u64(p, len));
+}
+
 static void sb_syscall(struct strbuf *sb, const struct memmon_rec_syscall *sc,
 		       const struct memmon_format_opts *opts)
 {
 	const __u64 *a = sc->args;
 	const char *name = memmon_sys__name(sc->sys);
+	char tmp[MM_NAME_MAX + 8 + 10 + 1], *s = sb_seg(sb, tmp, sizeof(tmp)), *p;
+	unsigned int i;
 
-	if (name)
-		sb_printf(sb, "%s(", name);
-	else
-		sb_printf(sb, "syscall_%u(", sc->sys);
+	if (name) {
+		p = sb_seg_name_at(sb, tmp, sizeof(tmp), &s, s, memmon_sys_names,
+				   ARRAY_SIZE(memmon_sys_names), sc->sys, name);
+	} else {
+		p = w_lit(s, "syscall_");
+		p = w_u64(p, sc->sys);
+	}
+	*p++ = '(';
+	sb_seg_end(sb, tmp, s, p);
 
 	switch (sc->sys) {
 	case MEMMON_SYS_MMAP:
 	case MEMMON_SYS_MMAP2:
-		sb_addr(sb, a[0]);
-		sb_printf(sb, ", %llu, ", (unsigned long long)a[1]);
-		sb_flags(sb, prot_flags, ARRAY_SIZE(prot_flags), a[2], "PROT_NONE");
-		sb_printf(sb, ", ");
-		sb_mmap_flags(sb, a[3]);
-		sb_printf(sb, ", ");
+		sb_addr_len(sb, a[0], a[1]);
+		sb_lit(sb, ", ");
+		mm_sb_prot(sb, a[2]);
+		sb_lit(sb, ", ");
+		mm_sb_mmap_flags(sb, a[3]);
+		sb_lit(sb, ", ");
 		sb_fd(sb, sc, a[4], opts);
-		sb_printf(sb, ", %#llx", (unsigned long long)(sc->sys == MEMMON_SYS_MMAP2 ?
-					 a[5] * MMAP2_UNIT : a[5]));
+		sb_lit(sb, ", ");
+		sb_hex(sb, sc->sys == MEMMON_SYS_MMAP2 ? a[5] * MMAP2_UNIT : a[5]);
 		break;
 	case MEMMON_SYS_OLD_MMAP:
-		sb_printf(sb, "%#llx", (unsigned long long)a[0]);
+		sb_hex(sb, a[0]);
 		break;
 	case MEMMON_SYS_MUNMAP:
 	case MEMMON_SYS_MLOCK:
 	case MEMMON_SYS_MUNLOCK:
-		sb_addr(sb, a[0]);
-		sb_printf(sb, ", %llu", (unsigned long long)a[1]);
+		sb_addr_len(sb, a[0], a[1]);
 		break;
 	case MEMMON_SYS_MLOCK2:
-		sb_addr(sb, a[0]);
-		sb_printf(sb, ", %llu, ", (unsigned long long)a[1]);
-		sb_flags(sb, mlock2_flags, ARRAY_SIZE(mlock2_flags), a[2], "0");
+		sb_addr_len(sb, a[0], a[1]);
+		sb_lit(sb, ", ");
+		mm_sb_mlock2_flags(sb, a[2]);
 		break;
 	case MEMMON_SYS_MREMAP:
-		sb_addr(sb, a[0]);
-		sb_printf(sb, ", %llu, %llu, ", (unsigned long long)a[1],
-			  (unsigned long long)a[2]);
-		sb_flags(sb, mremap_flags, ARRAY_SIZE(mremap_flags), a[3], "0");
+		sb_addr_len(sb, a[0], a[1]);
+		sb_lit(sb, ", ");
+		sb_u64(sb, a[2]);
+		sb_lit(sb, ", ");
+		mm_sb_mremap_flags(sb, a[3]);
 		if (a[3] & 0x2) {	/* MREMAP_FIXED: new_address is used */
-			sb_printf(sb, ", ");
+			sb_lit(sb, ", ");
 			sb_addr(sb, a[4]);
 		}
 		break;
@@ -661,73 +771,121 @@ static void sb_syscall(struct strbuf *sb, const struct memmon_rec_syscall *sc,
 		sb_addr(sb, a[0]);
 		break;
 	case MEMMON_SYS_MLOCKALL:
-		sb_flags(sb, mcl_flags, ARRAY_SIZE(mcl_flags), a[0], "0");
+		mm_sb_mlockall_flags(sb, a[0]);
 		break;
 	case MEMMON_SYS_MUNLOCKALL:
 		break;
 	case MEMMON_SYS_FSYNC:
-		sb_printf(sb, "%d", (int)(__s32)a[0]);
+		sb_s64(sb, (__s32)a[0]);
 		break;
 	case MEMMON_SYS_MADVISE:
-		sb_addr(sb, a[0]);
-		sb_printf(sb, ", %llu, ", (unsigned long long)a[1]);
-		sb_madvise(sb, a[2]);
+		sb_addr_len(sb, a[0], a[1]);
+		sb_lit(sb, ", ");
+		mm_sb_madvise(sb, a[2]);
 		break;
 	case MEMMON_SYS_MPROTECT:
-		sb_addr(sb, a[0]);
-		sb_printf(sb, ", %llu, ", (unsigned long long)a[1]);
-		sb_flags(sb, prot_flags, ARRAY_SIZE(prot_flags), a[2], "PROT_NONE");
+		sb_addr_len(sb, a[0], a[1]);
+		sb_lit(sb, ", ");
+		mm_sb_prot(sb, a[2]);
 		break;
 	default:
-		sb_printf(sb, "%#llx, %#llx, %#llx, %#llx, %#llx, %#llx",
-			  (unsigned long long)a[0], (unsigned long long)a[1],
-			  (unsigned long long)a[2], (unsigned long long)a[3],
-			  (unsigned long long)a[4], (unsigned long long)a[5]);
+		for (i = 0; i < 6; i++) {
+			if (i)
+				sb_lit(sb, ", ");
+			sb_hex(sb, a[i]);
+		}
 	}
-	sb_printf(sb, ") = ");
+	sb_lit(sb, ") = ");
 	if (sc->ret < 0 && sc->ret >= -4095) {
 		int e = (int)-sc->ret;
 		const char *en = memmon_errno__name(e);
 		const char *ed = memmon_errno__desc(e);
 
-		if (en)
-			sb_printf(sb, "-1 %s (%s)", en, ed ? ed : "?");
-		else
-			sb_printf(sb, "-1 errno %d", e);
+		if (en) {
+			sb_lit(sb, "-1 ");
+			sb_str(sb, en);
+			sb_lit(sb, " (");
+			sb_str(sb, ed ? ed : "?");
+			sb_ch(sb, ')');
+		} else {
+			sb_lit(sb, "-1 errno ");
+			sb_s64(sb, e);
+		}
 	} else if (sys_returns_addr(sc->sys)) {
-		sb_printf(sb, "%#llx", (unsigned long long)sc->ret);
+		sb_hex(sb, (__u64)sc->ret);
 	} else {
-		sb_printf(sb, "%lld", (long long)sc->ret);
+		sb_s64(sb, sc->ret);
 	}
 	if (sc->flags & MEMMON_SYSF_COMPAT)
-		sb_printf(sb, " [ia32]");
+		sb_lit(sb, " [ia32]");
 	sb_duration(sb, sc->duration_ns);
 }
+
+/*
+ * "fault 0x7f12345000 ip=0x401000 write anon minor handled newpage
+ * pfn=0x1234 <0.000003>": one segment.
+ */
+#define FAULT_MAX	(6 + W_HEX_MAX + 4 + W_HEX_MAX + 1 + MM_ACCESS_MAX + 1 + \
+			 MM_NAME_MAX + 7 + MM_NAME_MAX + 7 + 8 + 5 + W_HEX_MAX + \
+			 W_DURATION_MAX)
 
 static void sb_fault(struct strbuf *sb, const struct memmon_rec_fault *f)
 {
 	const char *cls = memmon_fault_class__name(f->fclass);
 	const char *res = memmon_fault_result__name(f->result);
+	char tmp[FAULT_MAX], *s = sb_seg(sb, tmp, sizeof(tmp)), *p;
 
-	sb_printf(sb, "fault %#llx ip=%#llx ", (unsigned long long)f->addr,
-		  (unsigned long long)f->ip);
-	sb_flags(sb, fault_access, ARRAY_SIZE(fault_access), f->access, "none");
-	if (cls)
-		sb_printf(sb, " %s", cls);
+	p = w_lit(s, "fault ");
+	p = w_hex(p, f->addr);
+	p = w_lit(p, " ip=");
+	p = w_hex(p, f->ip);
+	*p++ = ' ';
+	p = w_fault_access(p, f->access);
+	*p++ = ' ';
+	if (cls) {
+		p = sb_seg_name_at(sb, tmp, sizeof(tmp), &s, p, memmon_fclass_names,
+				   ARRAY_SIZE(memmon_fclass_names), f->fclass, cls);
+	} else {
+		p = w_lit(p, "class");
+		p = w_u64(p, f->fclass);
+	}
+	if (f->flags & MEMMON_FAULTF_MAJOR)
+		p = w_lit(p, " major ");
 	else
-		sb_printf(sb, " class%u", f->fclass);
-	sb_printf(sb, " %s", f->flags & MEMMON_FAULTF_MAJOR ? "major" : "minor");
-	if (res)
-		sb_printf(sb, " %s", res);
-	else
-		sb_printf(sb, " result%u", f->result);
+		p = w_lit(p, " minor ");
+	if (res) {
+		p = sb_seg_name_at(sb, tmp, sizeof(tmp), &s, p, memmon_fresult_names,
+				   ARRAY_SIZE(memmon_fresult_names), f->result, res);
+	} else {
+		p = w_lit(p, "result");
+		p = w_u64(p, f->result);
+	}
 	if (f->flags & MEMMON_FAULTF_KERNEL)
-		sb_printf(sb, " kernel");
+		p = w_lit(p, " kernel");
 	if (f->flags & MEMMON_FAULTF_NEWPAGE)
-		sb_printf(sb, " newpage");
-	if (f->flags & MEMMON_FAULTF_PFN)
-		sb_printf(sb, " pfn=%#llx", (unsigned long long)f->pfn);
-	sb_duration(sb, f->duration_ns);
+		p = w_lit(p, " newpage");
+	if (f->flags & MEMMON_FAULTF_PFN) {
+		p = w_lit(p, " pfn=");
+		p = w_hex(p, f->pfn);
+	}
+	sb_seg_end(sb, tmp, s, w_duration(p, f->duration_ns));
+}
+
+/* "rss anon=1 file=2 shmem=3 swap=4" */
+#define RSS_MAX		(9 + 6 + 7 + 6 + 4 * W_U64_MAX)
+
+static void sb_rss(struct strbuf *sb, const struct memmon_rec_rss *r)
+{
+	char tmp[RSS_MAX], *s = sb_seg(sb, tmp, sizeof(tmp)), *p;
+
+	p = w_lit(s, "rss anon=");
+	p = w_u64(p, r->anon);
+	p = w_lit(p, " file=");
+	p = w_u64(p, r->file);
+	p = w_lit(p, " shmem=");
+	p = w_u64(p, r->shmem);
+	p = w_lit(p, " swap=");
+	sb_seg_end(sb, tmp, s, w_u64(p, r->swap));
 }
 
 static int sb_record(struct strbuf *sb, const struct memmon_rec_header *rec,
@@ -755,14 +913,16 @@ static int sb_record(struct strbuf *sb, const struct memmon_rec_header *rec,
 
 		if (!l)
 			return -EBADMSG;
-		sb_printf(sb, "lost %llu events", (unsigned long long)l->count);
+		sb_lit(sb, "lost ");
+		sb_u64(sb, l->count);
+		sb_lit(sb, " events");
 		if (l->count && l->first_ns) {
 			/* in the same clock as the line's own time */
-			sb_printf(sb, " (");
+			sb_lit(sb, " (");
 			sb_time(sb, l->first_ns, opts);
-			sb_printf(sb, "..");
+			sb_lit(sb, "..");
 			sb_time(sb, l->last_ns, opts);
-			sb_printf(sb, ")");
+			sb_ch(sb, ')');
 		}
 		return 0;
 	}
@@ -771,7 +931,7 @@ static int sb_record(struct strbuf *sb, const struct memmon_rec_header *rec,
 
 		if (!m)
 			return -EBADMSG;
-		sb_printf(sb, "mark ");
+		sb_lit(sb, "mark ");
 		sb_cstr(sb, m->data, m->len, MEMMON_MARK_MAX);
 		return 0;
 	}
@@ -780,9 +940,7 @@ static int sb_record(struct strbuf *sb, const struct memmon_rec_header *rec,
 
 		if (!r)
 			return -EBADMSG;
-		sb_printf(sb, "rss anon=%llu file=%llu shmem=%llu swap=%llu",
-			  (unsigned long long)r->anon, (unsigned long long)r->file,
-			  (unsigned long long)r->shmem, (unsigned long long)r->swap);
+		sb_rss(sb, r);
 		return 0;
 	}
 	case MEMMON_REC_FORK: {
@@ -790,11 +948,15 @@ static int sb_record(struct strbuf *sb, const struct memmon_rec_header *rec,
 
 		if (!f)
 			return -EBADMSG;
-		sb_printf(sb, "%s %u/%u",
-			  f->flags & MEMMON_FORKF_THREAD ? "clone_thread" : "fork",
-			  f->child_tgid, f->child_tid);
+		if (f->flags & MEMMON_FORKF_THREAD)
+			sb_lit(sb, "clone_thread ");
+		else
+			sb_lit(sb, "fork ");
+		sb_u64(sb, f->child_tgid);
+		sb_ch(sb, '/');
+		sb_u64(sb, f->child_tid);
 		if ((f->flags & MEMMON_FORKF_VM) && !(f->flags & MEMMON_FORKF_THREAD))
-			sb_printf(sb, " shared_vm");
+			sb_lit(sb, " shared_vm");
 		return 0;
 	}
 	case MEMMON_REC_EXEC: {
@@ -802,7 +964,7 @@ static int sb_record(struct strbuf *sb, const struct memmon_rec_header *rec,
 
 		if (!e)
 			return -EBADMSG;
-		sb_printf(sb, "exec ");
+		sb_lit(sb, "exec ");
 		sb_cstr(sb, (const __u8 *)e->path, e->path_len, 4096);
 		return 0;
 	}
@@ -813,15 +975,17 @@ static int sb_record(struct strbuf *sb, const struct memmon_rec_header *rec,
 			return -EBADMSG;
 		/* Still alive, but no longer ours to watch (uapi). */
 		if (x->flags & MEMMON_EXITF_REVOKED) {
-			sb_printf(sb, "exit revoked (privileged exec or not dumpable)");
+			sb_lit(sb, "exit revoked (privileged exec or not dumpable)");
 			return 0;
 		}
-		sb_printf(sb, "exit ");
-		sb_wait_status(sb, x->code);
-		if (x->flags & MEMMON_EXITF_GROUP)
-			sb_printf(sb, " group peak_rss=%llu peak_vm=%llu",
-				  (unsigned long long)x->peak_rss,
-				  (unsigned long long)x->peak_vm);
+		sb_lit(sb, "exit ");
+		mm_sb_wait_status(sb, x->code);
+		if (x->flags & MEMMON_EXITF_GROUP) {
+			sb_lit(sb, " group peak_rss=");
+			sb_u64(sb, x->peak_rss);
+			sb_lit(sb, " peak_vm=");
+			sb_u64(sb, x->peak_vm);
+		}
 		return 0;
 	}
 	case MEMMON_REC_PATH: {
@@ -829,10 +993,13 @@ static int sb_record(struct strbuf *sb, const struct memmon_rec_header *rec,
 
 		if (!p)
 			return -EBADMSG;
-		sb_printf(sb, "path dev=%u:%u ino=%llu ",
-			  (unsigned int)((p->dev >> 20) & 0xfff),
-			  (unsigned int)(p->dev & 0xfffff),
-			  (unsigned long long)p->ino);
+		sb_lit(sb, "path dev=");
+		sb_u64(sb, (p->dev >> 20) & 0xfff);
+		sb_ch(sb, ':');
+		sb_u64(sb, p->dev & 0xfffff);
+		sb_lit(sb, " ino=");
+		sb_u64(sb, p->ino);
+		sb_ch(sb, ' ');
 		sb_cstr(sb, (const __u8 *)p->path, p->path_len, 4096);
 		return 0;
 	}
@@ -841,32 +1008,44 @@ static int sb_record(struct strbuf *sb, const struct memmon_rec_header *rec,
 	}
 }
 
+/* "12:00:00.123456 [cpu1] 1234/1235 " */
+#define HEAD_MAX	(W_TIME_MAX + 1 + 4 + 5 + 2 + 10 + 1 + 10 + 1)
+
 int memmon_rec__format(const struct memmon_rec_header *rec, char *buf,
 		       size_t size, const struct memmon_format_opts *opts)
 {
 	__u32 flags = OPTS_GET(opts, flags, 0);
+	char tmp[HEAD_MAX], *s, *p;
 	struct strbuf sb;
 	int err;
 
 	if (!rec || format_opts_check(opts))
 		return libmm_err(-EINVAL);
 	sb_init(&sb, buf, size);
-	if (!memmon_rec_type__name(rec->type))
+	if (!memmon_rec_type__name(rec->type)) {
+		sb_finish(&sb);
 		return 0;
+	}
+	s = sb_seg(&sb, tmp, sizeof(tmp));
+	p = s;
 	if (!(flags & MEMMON_FMT_NO_TIME)) {
-		sb_time(&sb, rec->time_ns, opts);
-		sb_printf(&sb, " ");
+		p = w_time(p, rec->time_ns, flags, OPTS_GET(opts, realtime_offset_ns, 0));
+		*p++ = ' ';
 	}
-	if (!(flags & MEMMON_FMT_NO_CPU))
-		sb_printf(&sb, "[cpu%u] ", rec->cpu);
-	if (rec->type != MEMMON_REC_LOST)
-		sb_printf(&sb, "%u/%u ", rec->tgid, rec->tid);
+	if (!(flags & MEMMON_FMT_NO_CPU)) {
+		p = w_lit(p, "[cpu");
+		p = w_u64(p, rec->cpu);
+		p = w_lit(p, "] ");
+	}
+	if (rec->type != MEMMON_REC_LOST) {
+		p = w_u64(p, rec->tgid);
+		*p++ = '/';
+		p = w_u64(p, rec->tid);
+		*p++ = ' ';
+	}
+	sb_seg_end(&sb, tmp, s, p);
 	err = sb_record(&sb, rec, opts);
-	if (err == -ENOMSG) {
-		if (size)
-			buf[0] = '\0';
-		return 0;
-	}
+	sb_finish(&sb);
 	if (err)
 		return libmm_err(err);
 	return sb_ret(&sb);
@@ -887,8 +1066,11 @@ int memmon_rec__fprint(FILE *f, const struct memmon_rec_header *rec,
 			return libmm_err(-ENOMEM);
 		memmon_rec__format(rec, buf, (size_t)n + 1, opts);
 	}
+	/* the line and its newline in one write */
+	buf[n] = '\n';
 	errno = 0;
-	ret = fprintf(f, "%s\n", buf) < 0 || ferror(f) ? (errno ? -errno : -EIO) : n + 1;
+	ret = fwrite(buf, 1, (size_t)n + 1, f) != (size_t)n + 1 || ferror(f) ?
+	      (errno ? -errno : -EIO) : n + 1;
 	if (buf != stack)
 		free(buf);
 	return libmm_err(ret);

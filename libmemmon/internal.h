@@ -44,18 +44,37 @@ static inline void *libmm_err_ptr(int err)
  * Options structs: valid if sz covers at least the size field, and every
  * byte the library does not know (from the end of the last field it knows
  * to sz) is zero, so that a newer caller's non-default request is refused
- * rather than silently ignored.
+ * rather than silently ignored. (sz of exactly what the library knows is
+ * valid without the call: the formatters check once per record.)
  */
 LIBMM_HIDDEN bool libmm_opts_valid(const void *opts, size_t user_sz,
 				   size_t known_sz);
 
 #define OPTS_VALID(opts, type)						\
-	(!(opts) || libmm_opts_valid((opts), (opts)->sz,		\
+	(!(opts) ||							\
+	 (opts)->sz == offsetofend(struct type, type##__last_field) ||	\
+	 libmm_opts_valid((opts), (opts)->sz,				\
 		offsetofend(struct type, type##__last_field)))
 #define OPTS_HAS(opts, field)						\
 	((opts) && (opts)->sz >= offsetofend(__typeof__(*(opts)), field))
 #define OPTS_GET(opts, field, fallback)					\
 	(OPTS_HAS(opts, field) ? (opts)->field : (fallback))
+
+/*
+ * rec as its type's structure of fixed bytes, or NULL with errno set: the
+ * typed views (decode.c), inline for the formatters (json.c).
+ */
+static inline const void *libmm_view(const struct memmon_rec_header *rec,
+				     __u16 type, size_t fixed)
+{
+	if (!rec)
+		return libmm_err_ptr(-EINVAL);
+	if (rec->type != type)
+		return libmm_err_ptr(-ENOMSG);
+	if (rec->size < fixed)
+		return libmm_err_ptr(-EBADMSG);
+	return rec;
+}
 
 /* ------------------------------------------------------------------ */
 /* The k-way merge by time: a tournament (loser) tree (merge.c, merge.h). */

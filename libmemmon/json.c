@@ -1,377 +1,628 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * Records as JSON lines, through jansson (escaping, UTF-8 and number
- * formatting are its job, not ours).
+ * Records as JSON lines, written straight into the caller's buffer: one
+ * compact object per record, its members always in the same order. The
+ * bytes are those json_dumps(JSON_COMPACT) of jansson 2.14 made of the
+ * objects this file built before (tests/unit/ref_format.c keeps that code,
+ * test_lib_format holds this one to it).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <jansson.h>
 #include "internal.h"
+#include "memmon_names.h"
+#include "strbuf.h"
 
-typedef int (*flags_fmt_fn)(char *buf, size_t size, __u64 v);
+/*
+ * Names, flag texts and errno names go between quotes as they are: they
+ * are ASCII without '"', '\' or control characters, which JSON would
+ * escape. Bytes from a traced process (marks, paths) go through
+ * sb_json_bytes().
+ *
+ * A u64 as a JSON number, or beyond INT64_MAX as "0x..." (jansson's
+ * integers are signed 64-bit).
+ */
+#define W_JSON_U64_MAX	(2 + W_HEX_MAX)
 
-static int set(json_t *o, const char *key, json_t *v)
+static char *w_json_u64(char *p, __u64 v)
 {
-	if (!v || json_object_set_new(o, key, v))
-		return -ENOMEM;
-	return 0;
-}
-
-static int set_hex(json_t *o, const char *key, __u64 v)
-{
-	char buf[24];
-
-	snprintf(buf, sizeof(buf), "%#llx", (unsigned long long)v);
-	if (!v)
-		strcpy(buf, "0x0");
-	return set(o, key, json_string(buf));
-}
-
-static int set_u64(json_t *o, const char *key, __u64 v)
-{
-	/* json_int_t is signed 64-bit: beyond it, keep the bits as hex. */
-	if (v > (__u64)INT64_MAX)
-		return set_hex(o, key, v);
-	return set(o, key, json_integer((json_int_t)v));
-}
-
-static int set_flags(json_t *o, const char *key, flags_fmt_fn fn, __u64 v)
-{
-	char buf[512];
-
-	fn(buf, sizeof(buf), v);
-	return set(o, key, json_string(buf));
-}
-
-/* Bytes that are not valid UTF-8, and NUL, become "\xNN" text, so the line is JSON. */
-static json_t *bytes_string(const void *p, size_t len)
-{
-	const __u8 *b = p;
-	json_t *s;
-	char *tmp;
-	size_t i, j = 0;
-
-	/* NUL is legal JSON (\u0000) but breaks C readers: escape it too. */
-	if (!memchr(p, 0, len)) {
-		s = json_stringn(p, len);
-		if (s)
-			return s;
+	if (v > (__u64)INT64_MAX) {
+		*p++ = '"';
+		p = w_0x(p, v);
+		*p++ = '"';
+		return p;
 	}
-	tmp = malloc(len * 4 + 1);
-	if (!tmp)
-		return NULL;
-	for (i = 0; i < len; i++) {
-		if (b[i] >= 0x80 || !b[i])
-			j += (size_t)sprintf(tmp + j, "\\x%02x", b[i]);
-		else
-			tmp[j++] = (char)b[i];
+	return w_u64(p, v);
+}
+
+/* "0x...", "0x0" for zero: addresses, whose digits readers would round. */
+#define W_JSON_HEX_MAX	(2 + W_HEX_MAX)
+
+static __always_inline char *w_json_hex(char *p, __u64 v)
+{
+	*p++ = '"';
+	p = v ? w_0x(p, v) : w_lit(p, "0x0");
+	*p++ = '"';
+	return p;
+}
+
+/* Each a segment of its own, for the members of no fixed length. */
+#define SB_JSON_WRITER(name, type, max)					\
+static void sb_##name(struct strbuf *sb, type v)			\
+{									\
+	char tmp[max], *s = sb_seg(sb, tmp, sizeof(tmp));		\
+									\
+	sb_seg_end(sb, tmp, s, w_##name(s, v));				\
+}
+SB_JSON_WRITER(json_u64, __u64, W_JSON_U64_MAX)
+SB_JSON_WRITER(json_hex, __u64, W_JSON_HEX_MAX)
+#undef SB_JSON_WRITER
+
+/* A flag text between quotes, as the decoder writes it. */
+static void sb_json_flags(struct strbuf *sb, void (*fn)(struct strbuf *, __u64),
+			  __u64 v)
+{
+	sb_ch(sb, '"');
+	fn(sb, v);
+	sb_ch(sb, '"');
+}
+
+/*
+ * UTF-8 as jansson checks it (RFC 3629): no overlong forms, no surrogates,
+ * nothing past U+10FFFF, no sequence cut at the end.
+ */
+static bool utf8_valid(const __u8 *p, size_t len)
+{
+	const __u8 *end = p + len;
+
+	while (p < end) {
+		__u32 cp;
+		size_t n, i;
+
+		if (*p < 0x80) {
+			p++;
+			continue;
+		}
+		if (*p < 0xc2)		/* a continuation byte, or overlong */
+			return false;
+		if (*p < 0xe0) {
+			n = 2;
+			cp = *p & 0x1f;
+		} else if (*p < 0xf0) {
+			n = 3;
+			cp = *p & 0x0f;
+		} else if (*p < 0xf5) {
+			n = 4;
+			cp = *p & 0x07;
+		} else {
+			return false;
+		}
+		if ((size_t)(end - p) < n)
+			return false;
+		for (i = 1; i < n; i++) {
+			if ((p[i] & 0xc0) != 0x80)
+				return false;
+			cp = cp << 6 | (p[i] & 0x3f);
+		}
+		if (cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) ||
+		    (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000))
+			return false;
+		p += n;
 	}
-	s = json_stringn(tmp, j);
-	free(tmp);
-	return s;
+	return true;
 }
 
-static int fmt_mlock2(char *b, size_t n, __u64 v)
+/*
+ * How a byte is written in a JSON string: 0 as itself, 'u' as \u00XX,
+ * else the character after a backslash; 'x' (bytes >= 0x80, NUL) as the
+ * text \xNN, whose backslash JSON escapes: see sb_json_bytes().
+ */
+static const char json_esc[256] = {
+	[0] = 'x', [1 ... 7] = 'u', ['\b'] = 'b', ['\t'] = 't', ['\n'] = 'n',
+	[0x0b] = 'u', ['\f'] = 'f', ['\r'] = 'r', [0x0e ... 0x1f] = 'u',
+	['"'] = '"', ['\\'] = '\\', [0x80 ... 0xff] = 'x',
+};
+
+/*
+ * Bytes of a traced process as a JSON string. Valid UTF-8 without NUL is
+ * kept; otherwise every byte >= 0x80 and every NUL (legal JSON, \u0000,
+ * but it cuts C strings short) becomes the four characters \xNN, so the
+ * line stays valid UTF-8 and shows what the bytes were.
+ */
+static void sb_json_bytes(struct strbuf *sb, const void *data, size_t len)
 {
-	return memmon_mlock2_flags__format(b, n, v);
+	static const char upper[] = "0123456789ABCDEF";
+	const __u8 *p = data, *end = p + len;
+	bool raw = !memchr(p, 0, len) && utf8_valid(p, len);
+
+	sb_ch(sb, '"');
+	while (p < end) {
+		const __u8 *run = p;
+		char esc[6] = { '\\' };
+		char e;
+
+		while (p < end && (!json_esc[*p] || (raw && *p >= 0x80)))
+			p++;
+		sb_put(sb, (const char *)run, (size_t)(p - run));
+		if (p == end)
+			break;
+		e = json_esc[*p];
+		if (e == 'x') {
+			/* "\\xNN": the escaped backslash, then the text */
+			esc[1] = '\\';
+			esc[2] = 'x';
+			memcpy(esc + 3, &libmm_xdigits2[2 * *p], 2);
+			sb_put(sb, esc, 5);
+		} else if (e == 'u') {
+			memcpy(esc + 1, "u00", 3);
+			esc[4] = upper[*p >> 4];
+			esc[5] = upper[*p & 0xf];
+			sb_put(sb, esc, 6);
+		} else {
+			esc[1] = e;
+			sb_put(sb, esc, 2);
+		}
+		p++;
+	}
+	sb_ch(sb, '"');
 }
 
-static int json_syscall(json_t *o, const struct memmon_rec_syscall *sc,
-			const struct memmon_format_opts *opts)
+/* "addr":"0x...","len":4096 */
+#define ADDR_LEN_MAX	(7 + W_JSON_HEX_MAX + 7 + W_JSON_U64_MAX)
+
+static void sb_addr_len(struct strbuf *sb, const __u64 *a)
 {
-	const struct memmon_paths *paths = OPTS_GET(opts, paths, NULL);
+	char tmp[ADDR_LEN_MAX], *s = sb_seg(sb, tmp, sizeof(tmp)), *p;
+
+	p = w_lit(s, "\"addr\":");
+	p = w_json_hex(p, a[0]);
+	p = w_lit(p, ",\"len\":");
+	sb_seg_end(sb, tmp, s, w_json_u64(p, a[1]));
+}
+
+static void json_args(struct strbuf *sb, const struct memmon_rec_syscall *sc)
+{
 	const __u64 *a = sc->args;
-	const char *name = memmon_sys__name(sc->sys);
-	json_t *args = json_object();
-	int err = 0;
+	unsigned int i;
 
-	if (!args)
-		return -ENOMEM;
-	if (name)
-		err |= set(o, "name", json_string(name));
-	else
-		err |= set(o, "sys", json_integer(sc->sys));
 	switch (sc->sys) {
 	case MEMMON_SYS_MMAP:
 	case MEMMON_SYS_MMAP2:
-		err |= set_hex(args, "addr", a[0]);
-		err |= set_u64(args, "len", a[1]);
-		err |= set_flags(args, "prot", memmon_prot__format, a[2]);
-		err |= set_flags(args, "flags", memmon_mmap_flags__format, a[3]);
-		err |= set(args, "fd", json_integer((__s32)a[4]));
-		err |= set_u64(args, "offset", sc->sys == MEMMON_SYS_MMAP2 ?
-			       a[5] * 4096 : a[5]);
+		sb_addr_len(sb, a);
+		sb_lit(sb, ",\"prot\":");
+		sb_json_flags(sb, mm_sb_prot, a[2]);
+		sb_lit(sb, ",\"flags\":");
+		sb_json_flags(sb, mm_sb_mmap_flags, a[3]);
+		sb_lit(sb, ",\"fd\":");
+		sb_s64(sb, (__s32)a[4]);
+		sb_lit(sb, ",\"offset\":");
+		sb_json_u64(sb, sc->sys == MEMMON_SYS_MMAP2 ? a[5] * 4096 : a[5]);
 		break;
 	case MEMMON_SYS_MUNMAP:
 	case MEMMON_SYS_MLOCK:
 	case MEMMON_SYS_MUNLOCK:
-		err |= set_hex(args, "addr", a[0]);
-		err |= set_u64(args, "len", a[1]);
+		sb_addr_len(sb, a);
 		break;
 	case MEMMON_SYS_MLOCK2:
-		err |= set_hex(args, "addr", a[0]);
-		err |= set_u64(args, "len", a[1]);
-		err |= set_flags(args, "flags", fmt_mlock2, a[2]);
+		sb_addr_len(sb, a);
+		sb_lit(sb, ",\"flags\":");
+		sb_json_flags(sb, mm_sb_mlock2_flags, a[2]);
 		break;
 	case MEMMON_SYS_MREMAP:
-		err |= set_hex(args, "old_addr", a[0]);
-		err |= set_u64(args, "old_len", a[1]);
-		err |= set_u64(args, "new_len", a[2]);
-		err |= set_flags(args, "flags", memmon_mremap_flags__format, a[3]);
-		err |= set_hex(args, "new_addr", a[4]);
+		sb_lit(sb, "\"old_addr\":");
+		sb_json_hex(sb, a[0]);
+		sb_lit(sb, ",\"old_len\":");
+		sb_json_u64(sb, a[1]);
+		sb_lit(sb, ",\"new_len\":");
+		sb_json_u64(sb, a[2]);
+		sb_lit(sb, ",\"flags\":");
+		sb_json_flags(sb, mm_sb_mremap_flags, a[3]);
+		sb_lit(sb, ",\"new_addr\":");
+		sb_json_hex(sb, a[4]);
 		break;
 	case MEMMON_SYS_BRK:
-		err |= set_hex(args, "brk", a[0]);
-		err |= set_hex(o, "brk_before", sc->aux[0]);
-		err |= set_hex(o, "brk_after", sc->aux[1]);
+		sb_lit(sb, "\"brk\":");
+		sb_json_hex(sb, a[0]);
 		break;
 	case MEMMON_SYS_MLOCKALL:
-		err |= set_flags(args, "flags", memmon_mlockall_flags__format, a[0]);
+		sb_lit(sb, "\"flags\":");
+		sb_json_flags(sb, mm_sb_mlockall_flags, a[0]);
 		break;
 	case MEMMON_SYS_FSYNC:
-		err |= set(args, "fd", json_integer((__s32)a[0]));
+		sb_lit(sb, "\"fd\":");
+		sb_s64(sb, (__s32)a[0]);
 		break;
 	case MEMMON_SYS_MADVISE:
-		err |= set_hex(args, "addr", a[0]);
-		err |= set_u64(args, "len", a[1]);
-		err |= set_flags(args, "advice", memmon_madvise__format, a[2]);
+		sb_addr_len(sb, a);
+		sb_lit(sb, ",\"advice\":");
+		sb_json_flags(sb, mm_sb_madvise, a[2]);
 		break;
 	case MEMMON_SYS_MPROTECT:
-		err |= set_hex(args, "addr", a[0]);
-		err |= set_u64(args, "len", a[1]);
-		err |= set_flags(args, "prot", memmon_prot__format, a[2]);
+		sb_addr_len(sb, a);
+		sb_lit(sb, ",\"prot\":");
+		sb_json_flags(sb, mm_sb_prot, a[2]);
 		break;
 	case MEMMON_SYS_MUNLOCKALL:
 		break;
-	default: {
-		json_t *raw = json_array();
-		int i;
+	default:
+		/* the registers as jansson's (signed) integers */
+		sb_lit(sb, "\"raw\":[");
+		for (i = 0; i < 6; i++) {
+			if (i)
+				sb_ch(sb, ',');
+			sb_s64(sb, (__s64)a[i]);
+		}
+		sb_ch(sb, ']');
+	}
+}
 
-		for (i = 0; raw && i < 6; i++)
-			if (json_array_append_new(raw, json_integer((json_int_t)a[i])))
-				err = -ENOMEM;
-		err |= set(args, "raw", raw);
+/* ,"name":"brk","brk_before":"0x...","brk_after":"0x...","args":{ */
+#define SYSCALL_HEAD_MAX	(9 + MM_NAME_MAX + 1 + 14 + W_JSON_HEX_MAX + 13 + \
+				 W_JSON_HEX_MAX + 9)
+/*
+ * },"ret":-12,"errno":"ENOMEM","duration_ns":1,"compat":true,"dev":1,"ino":2
+ * (the larger: the one scratch serves both)
+ */
+#define SYSCALL_TAIL_MAX	(8 + W_S64_MAX + 10 + MM_NAME_MAX + 1 + 15 + \
+				 W_JSON_U64_MAX + 14 + 7 + W_JSON_U64_MAX + 7 + \
+				 W_JSON_U64_MAX)
+
+static void json_syscall(struct strbuf *sb, const struct memmon_rec_syscall *sc,
+			 const struct memmon_format_opts *opts)
+{
+	const char *name = MM_NAME_AT(memmon_sys_names, sc->sys);
+	char tmp[SYSCALL_TAIL_MAX], *s = sb_seg(sb, tmp, SYSCALL_HEAD_MAX), *p;
+	const char *path = NULL;
+
+	if (name) {
+		p = w_lit(s, ",\"name\":\"");
+		p = sb_seg_name_at(sb, tmp, SYSCALL_HEAD_MAX, &s, p, memmon_sys_names,
+				   ARRAY_SIZE(memmon_sys_names), sc->sys, name);
+		*p++ = '"';
+	} else {
+		p = w_lit(s, ",\"sys\":");
+		p = w_u64(p, sc->sys);
 	}
+	if (sc->sys == MEMMON_SYS_BRK) {
+		p = w_lit(p, ",\"brk_before\":");
+		p = w_json_hex(p, sc->aux[0]);
+		p = w_lit(p, ",\"brk_after\":");
+		p = w_json_hex(p, sc->aux[1]);
 	}
-	err |= set(o, "args", args);
-	err |= set(o, "ret", json_integer(sc->ret));
+	sb_seg_end(sb, tmp, s, w_lit(p, ",\"args\":{"));
+	json_args(sb, sc);
+
+	s = sb_seg(sb, tmp, SYSCALL_TAIL_MAX);
+	p = w_lit(s, "},\"ret\":");
+	p = w_s64(p, sc->ret);
 	if (sc->ret < 0 && sc->ret >= -4095) {
 		const char *en = memmon_errno__name((int)-sc->ret);
 
-		if (en)
-			err |= set(o, "errno", json_string(en));
+		if (en) {
+			p = w_lit(p, ",\"errno\":\"");
+			p = sb_seg_name(sb, tmp, SYSCALL_TAIL_MAX, &s, p, en, strlen(en));
+			*p++ = '"';
+		}
 	}
-	err |= set_u64(o, "duration_ns", sc->duration_ns);
+	p = w_lit(p, ",\"duration_ns\":");
+	p = w_json_u64(p, sc->duration_ns);
 	if (sc->flags & MEMMON_SYSF_COMPAT)
-		err |= set(o, "compat", json_true());
+		p = w_lit(p, ",\"compat\":true");
 	if (sc->flags & MEMMON_SYSF_FILE) {
-		const char *path = memmon_paths__lookup(paths, sc->aux[0], sc->aux[1]);
-
-		err |= set_u64(o, "dev", sc->aux[0]);
-		err |= set_u64(o, "ino", sc->aux[1]);
-		if (path)
-			err |= set(o, "path", bytes_string(path, strlen(path)));
+		path = memmon_paths__lookup(OPTS_GET(opts, paths, NULL),
+					    sc->aux[0], sc->aux[1]);
+		p = w_lit(p, ",\"dev\":");
+		p = w_json_u64(p, sc->aux[0]);
+		p = w_lit(p, ",\"ino\":");
+		p = w_json_u64(p, sc->aux[1]);
 	}
-	return err ? -ENOMEM : 0;
+	sb_seg_end(sb, tmp, s, p);
+	if (path) {
+		sb_lit(sb, ",\"path\":");
+		sb_json_bytes(sb, path, strlen(path));
+	}
 }
 
-static int json_fault(json_t *o, const struct memmon_rec_fault *f)
+/*
+ * ,"addr":"0x...","ip":"0x...","access":"write","class":"anon",
+ * "major":false,"result":"handled","newpage":true,"pfn":"0x...",
+ * "duration_ns":3000: one segment.
+ */
+#define FAULT_MAX	(8 + W_JSON_HEX_MAX + 6 + W_JSON_HEX_MAX + 11 + \
+			 MM_ACCESS_MAX + 10 + MM_NAME_MAX + 2 + 24 + \
+			 MM_NAME_MAX + 2 + 14 + 15 + 7 + W_JSON_HEX_MAX + 15 + \
+			 W_JSON_U64_MAX)
+
+static void json_fault(struct strbuf *sb, const struct memmon_rec_fault *f)
 {
-	const char *cls = memmon_fault_class__name(f->fclass);
-	const char *res = memmon_fault_result__name(f->result);
-	char buf[64];
-	int err = 0;
+	const char *cls = MM_NAME_AT(memmon_fclass_names, f->fclass);
+	const char *res = MM_NAME_AT(memmon_fresult_names, f->result);
+	char tmp[FAULT_MAX], *s = sb_seg(sb, tmp, sizeof(tmp)), *p;
 
-	err |= set_hex(o, "addr", f->addr);
-	err |= set_hex(o, "ip", f->ip);
-	memmon_fault_access__format(buf, sizeof(buf), f->access);
-	err |= set(o, "access", json_string(buf));
-	err |= set(o, "class", cls ? json_string(cls) : json_integer(f->fclass));
-	err |= set(o, "major", json_boolean(f->flags & MEMMON_FAULTF_MAJOR));
-	err |= set(o, "result", res ? json_string(res) : json_integer(f->result));
+	p = w_lit(s, ",\"addr\":");
+	p = w_json_hex(p, f->addr);
+	p = w_lit(p, ",\"ip\":");
+	p = w_json_hex(p, f->ip);
+	p = w_lit(p, ",\"access\":\"");
+	p = w_fault_access(p, f->access);
+	p = w_lit(p, "\",\"class\":");
+	if (cls) {
+		*p++ = '"';
+		p = sb_seg_name_at(sb, tmp, sizeof(tmp), &s, p, memmon_fclass_names,
+				   ARRAY_SIZE(memmon_fclass_names), f->fclass, cls);
+		*p++ = '"';
+	} else {
+		p = w_u64(p, f->fclass);
+	}
+	if (f->flags & MEMMON_FAULTF_MAJOR)
+		p = w_lit(p, ",\"major\":true,\"result\":");
+	else
+		p = w_lit(p, ",\"major\":false,\"result\":");
+	if (res) {
+		*p++ = '"';
+		p = sb_seg_name_at(sb, tmp, sizeof(tmp), &s, p, memmon_fresult_names,
+				   ARRAY_SIZE(memmon_fresult_names), f->result, res);
+		*p++ = '"';
+	} else {
+		p = w_u64(p, f->result);
+	}
 	if (f->flags & MEMMON_FAULTF_KERNEL)
-		err |= set(o, "kernel", json_true());
+		p = w_lit(p, ",\"kernel\":true");
 	if (f->flags & MEMMON_FAULTF_NEWPAGE)
-		err |= set(o, "newpage", json_true());
-	if (f->flags & MEMMON_FAULTF_PFN)
-		err |= set_hex(o, "pfn", f->pfn);
-	err |= set_u64(o, "duration_ns", f->duration_ns);
-	return err ? -ENOMEM : 0;
+		p = w_lit(p, ",\"newpage\":true");
+	if (f->flags & MEMMON_FAULTF_PFN) {
+		p = w_lit(p, ",\"pfn\":");
+		p = w_json_hex(p, f->pfn);
+	}
+	p = w_lit(p, ",\"duration_ns\":");
+	sb_seg_end(sb, tmp, s, w_json_u64(p, f->duration_ns));
 }
 
-static int json_body(json_t *o, const struct memmon_rec_header *rec,
+/* ,"anon":1,"file":2,"shmem":3,"swap":4 */
+#define RSS_MAX		(8 + 8 + 9 + 8 + 4 * W_JSON_U64_MAX)
+
+static void json_rss(struct strbuf *sb, const struct memmon_rec_rss *r)
+{
+	char tmp[RSS_MAX], *s = sb_seg(sb, tmp, sizeof(tmp)), *p;
+
+	p = w_lit(s, ",\"anon\":");
+	p = w_json_u64(p, r->anon);
+	p = w_lit(p, ",\"file\":");
+	p = w_json_u64(p, r->file);
+	p = w_lit(p, ",\"shmem\":");
+	p = w_json_u64(p, r->shmem);
+	p = w_lit(p, ",\"swap\":");
+	sb_seg_end(sb, tmp, s, w_json_u64(p, r->swap));
+}
+
+static void sb_bool(struct strbuf *sb, bool v)
+{
+	if (v)
+		sb_lit(sb, "true");
+	else
+		sb_lit(sb, "false");
+}
+
+/* The members after the header's; -EBADMSG for a malformed record. */
+static int json_body(struct strbuf *sb, const struct memmon_rec_header *rec,
 		     const struct memmon_format_opts *opts)
 {
-	int err = 0;
-
 	switch (rec->type) {
 	case MEMMON_REC_SYSCALL: {
-		const struct memmon_rec_syscall *sc = memmon_rec__syscall(rec);
+		const struct memmon_rec_syscall *sc =
+			libmm_view(rec, MEMMON_REC_SYSCALL, sizeof(*sc));
 
-		return sc ? json_syscall(o, sc, opts) : -EBADMSG;
+		if (!sc)
+			return -EBADMSG;
+		json_syscall(sb, sc, opts);
+		return 0;
 	}
 	case MEMMON_REC_FAULT: {
-		const struct memmon_rec_fault *f = memmon_rec__fault(rec);
+		const struct memmon_rec_fault *f =
+			libmm_view(rec, MEMMON_REC_FAULT, sizeof(*f));
 
-		return f ? json_fault(o, f) : -EBADMSG;
+		if (!f)
+			return -EBADMSG;
+		json_fault(sb, f);
+		return 0;
 	}
 	case MEMMON_REC_LOST: {
-		const struct memmon_rec_lost *l = memmon_rec__lost(rec);
+		const struct memmon_rec_lost *l =
+			libmm_view(rec, MEMMON_REC_LOST, sizeof(*l));
 
 		if (!l)
 			return -EBADMSG;
-		err |= set_u64(o, "count", l->count);
-		err |= set_u64(o, "first_ns", l->first_ns);
-		err |= set_u64(o, "last_ns", l->last_ns);
-		break;
+		sb_lit(sb, ",\"count\":");
+		sb_json_u64(sb, l->count);
+		sb_lit(sb, ",\"first_ns\":");
+		sb_json_u64(sb, l->first_ns);
+		sb_lit(sb, ",\"last_ns\":");
+		sb_json_u64(sb, l->last_ns);
+		return 0;
 	}
 	case MEMMON_REC_MARK: {
 		const struct memmon_rec_mark *m = memmon_rec__mark(rec);
 
 		if (!m)
 			return -EBADMSG;
-		err |= set(o, "text", bytes_string(m->data, m->len));
-		err |= set(o, "flags", json_integer(m->flags));
-		break;
+		sb_lit(sb, ",\"text\":");
+		sb_json_bytes(sb, m->data, m->len);
+		sb_lit(sb, ",\"flags\":");
+		sb_u64(sb, m->flags);
+		return 0;
 	}
 	case MEMMON_REC_RSS: {
-		const struct memmon_rec_rss *r = memmon_rec__rss(rec);
+		const struct memmon_rec_rss *r =
+			libmm_view(rec, MEMMON_REC_RSS, sizeof(*r));
 
 		if (!r)
 			return -EBADMSG;
-		err |= set_u64(o, "anon", r->anon);
-		err |= set_u64(o, "file", r->file);
-		err |= set_u64(o, "shmem", r->shmem);
-		err |= set_u64(o, "swap", r->swap);
-		break;
+		json_rss(sb, r);
+		return 0;
 	}
 	case MEMMON_REC_FORK: {
-		const struct memmon_rec_fork *f = memmon_rec__fork(rec);
+		const struct memmon_rec_fork *f =
+			libmm_view(rec, MEMMON_REC_FORK, sizeof(*f));
 
 		if (!f)
 			return -EBADMSG;
-		err |= set(o, "child_tgid", json_integer(f->child_tgid));
-		err |= set(o, "child_tid", json_integer(f->child_tid));
-		err |= set(o, "thread", json_boolean(f->flags & MEMMON_FORKF_THREAD));
-		err |= set(o, "shared_vm", json_boolean(f->flags & MEMMON_FORKF_VM));
-		break;
+		sb_lit(sb, ",\"child_tgid\":");
+		sb_u64(sb, f->child_tgid);
+		sb_lit(sb, ",\"child_tid\":");
+		sb_u64(sb, f->child_tid);
+		sb_lit(sb, ",\"thread\":");
+		sb_bool(sb, f->flags & MEMMON_FORKF_THREAD);
+		sb_lit(sb, ",\"shared_vm\":");
+		sb_bool(sb, f->flags & MEMMON_FORKF_VM);
+		return 0;
 	}
 	case MEMMON_REC_EXEC: {
 		const struct memmon_rec_exec *e = memmon_rec__exec(rec);
 
 		if (!e)
 			return -EBADMSG;
-		err |= set(o, "path", bytes_string(e->path, e->path_len));
-		break;
+		sb_lit(sb, ",\"path\":");
+		sb_json_bytes(sb, e->path, e->path_len);
+		return 0;
 	}
 	case MEMMON_REC_EXIT: {
-		const struct memmon_rec_exit *x = memmon_rec__exit(rec);
-		char buf[64];
+		const struct memmon_rec_exit *x =
+			libmm_view(rec, MEMMON_REC_EXIT, sizeof(*x));
 
 		if (!x)
 			return -EBADMSG;
 		if (x->flags & MEMMON_EXITF_REVOKED) {
 			/* Still alive, but no longer ours to watch (uapi). */
-			err |= set(o, "how", json_string("revoked"));
-			err |= set(o, "group", json_true());
-			err |= set(o, "revoked", json_true());
-			break;
+			sb_lit(sb, ",\"how\":\"revoked\",\"group\":true,\"revoked\":true");
+			return 0;
 		}
-		memmon_wait_status__format(buf, sizeof(buf), x->code);
-		err |= set(o, "status", json_integer(x->code));
-		err |= set(o, "how", json_string(buf));
-		err |= set(o, "group", json_boolean(x->flags & MEMMON_EXITF_GROUP));
+		sb_lit(sb, ",\"status\":");
+		sb_u64(sb, x->code);
+		sb_lit(sb, ",\"how\":\"");
+		mm_sb_wait_status(sb, x->code);
 		if (x->flags & MEMMON_EXITF_GROUP) {
-			err |= set_u64(o, "peak_rss", x->peak_rss);
-			err |= set_u64(o, "peak_vm", x->peak_vm);
+			sb_lit(sb, "\",\"group\":true,\"peak_rss\":");
+			sb_json_u64(sb, x->peak_rss);
+			sb_lit(sb, ",\"peak_vm\":");
+			sb_json_u64(sb, x->peak_vm);
+		} else {
+			sb_lit(sb, "\",\"group\":false");
 		}
-		break;
+		return 0;
 	}
 	case MEMMON_REC_PATH: {
 		const struct memmon_rec_path *p = memmon_rec__path(rec);
 
 		if (!p)
 			return -EBADMSG;
-		err |= set_u64(o, "dev", p->dev);
-		err |= set_u64(o, "ino", p->ino);
-		err |= set(o, "path", bytes_string(p->path, p->path_len));
-		break;
+		sb_lit(sb, ",\"dev\":");
+		sb_json_u64(sb, p->dev);
+		sb_lit(sb, ",\"ino\":");
+		sb_json_u64(sb, p->ino);
+		sb_lit(sb, ",\"path\":");
+		sb_json_bytes(sb, p->path, p->path_len);
+		return 0;
 	}
 	default:
 		return -ENOMSG;
 	}
-	return err ? -ENOMEM : 0;
 }
 
-static json_t *rec_to_obj(const struct memmon_rec_header *rec,
-			  const struct memmon_format_opts *opts, int *errp)
-{
-	const char *type = memmon_rec_type__name(rec->type);
-	json_t *o;
-	int err = 0;
+/* {"time_ns":1,"realtime_ns":2,"cpu":1,"tgid":1234,"tid":1235,"type":"fault" */
+#define HEAD_MAX	(11 + W_JSON_U64_MAX + 15 + W_S64_MAX + 7 + 5 + 8 + 10 + \
+			 7 + 10 + 9 + MM_NAME_MAX + 1)
 
+int memmon_rec__format_json(const struct memmon_rec_header *rec, char *buf,
+			    size_t size, const struct memmon_format_opts *opts)
+{
+	const char *type;
+	__s64 off = OPTS_GET(opts, realtime_offset_ns, 0);
+	char tmp[HEAD_MAX], *s, *p;
+	struct strbuf sb;
+	int err;
+
+	if (!rec || !OPTS_VALID(opts, memmon_format_opts))
+		return libmm_err(-EINVAL);
+	sb_init(&sb, buf, size);
+	type = MM_NAME_AT(memmon_rec_type_names, rec->type);
 	if (!type) {
-		*errp = -ENOMSG;
-		return NULL;
+		sb_finish(&sb);
+		return 0;
 	}
-	o = json_object();
-	if (!o) {
-		*errp = -ENOMEM;
-		return NULL;
+	s = sb_seg(&sb, tmp, sizeof(tmp));
+	p = w_lit(s, "{\"time_ns\":");
+	p = w_json_u64(p, rec->time_ns);
+	if (off) {
+		/* the sum wraps as two's complement does, not undefined */
+		p = w_lit(p, ",\"realtime_ns\":");
+		p = w_s64(p, (__s64)(rec->time_ns + (__u64)off));
 	}
-	err |= set_u64(o, "time_ns", rec->time_ns);
-	if (OPTS_GET(opts, realtime_offset_ns, 0))
-		err |= set(o, "realtime_ns", json_integer((json_int_t)rec->time_ns +
-					OPTS_GET(opts, realtime_offset_ns, 0)));
-	err |= set(o, "cpu", json_integer(rec->cpu));
-	err |= set(o, "tgid", json_integer(rec->tgid));
-	err |= set(o, "tid", json_integer(rec->tid));
-	err |= set(o, "type", json_string(type));
-	if (err) {
-		*errp = -ENOMEM;
-		json_decref(o);
-		return NULL;
-	}
-	err = json_body(o, rec, opts);
-	if (err) {
-		*errp = err;
-		json_decref(o);
-		return NULL;
-	}
-	return o;
+	p = w_lit(p, ",\"cpu\":");
+	p = w_u64(p, rec->cpu);
+	p = w_lit(p, ",\"tgid\":");
+	p = w_u64(p, rec->tgid);
+	p = w_lit(p, ",\"tid\":");
+	p = w_u64(p, rec->tid);
+	p = w_lit(p, ",\"type\":\"");
+	p = sb_seg_name_at(&sb, tmp, sizeof(tmp), &s, p, memmon_rec_type_names,
+			   ARRAY_SIZE(memmon_rec_type_names), rec->type, type);
+	*p++ = '"';
+	sb_seg_end(&sb, tmp, s, p);
+	err = json_body(&sb, rec, opts);
+	if (!err)
+		sb_ch(&sb, '}');
+	sb_finish(&sb);
+	if (err)
+		return libmm_err(err);
+	return sb_ret(&sb);
 }
 
 char *memmon_rec__to_json(const struct memmon_rec_header *rec,
 			  const struct memmon_format_opts *opts)
 {
-	json_t *o;
-	char *s;
-	int err = 0;
+	char stack[1024], *s;
+	int n;
 
-	if (!rec || !OPTS_VALID(opts, memmon_format_opts))
-		return libmm_err_ptr(-EINVAL);
-	o = rec_to_obj(rec, opts, &err);
-	if (!o)
-		return libmm_err_ptr(err);
-	s = json_dumps(o, JSON_COMPACT);
-	json_decref(o);
+	n = memmon_rec__format_json(rec, stack, sizeof(stack), opts);
+	if (n < 0)
+		return NULL;	/* errno is set */
+	if (!n)
+		return libmm_err_ptr(-ENOMSG);
+	s = malloc((size_t)n + 1);
 	if (!s)
 		return libmm_err_ptr(-ENOMEM);
+	if ((size_t)n < sizeof(stack))
+		memcpy(s, stack, (size_t)n + 1);
+	else
+		memmon_rec__format_json(rec, s, (size_t)n + 1, opts);
 	return s;
 }
 
 int memmon_rec__fprint_json(FILE *f, const struct memmon_rec_header *rec,
 			    const struct memmon_format_opts *opts)
 {
-	char *s = memmon_rec__to_json(rec, opts);
-	int ret;
+	char stack[1024], *buf = stack;
+	int n, ret;
 
-	if (!s)
-		return errno == ENOMSG ? 0 : libmm_err(-errno);
+	n = memmon_rec__format_json(rec, stack, sizeof(stack), opts);
+	if (n < 0)
+		return n;
+	if (!n) {
+		errno = ENOMSG;		/* as memmon_rec__to_json() says */
+		return 0;
+	}
+	if ((size_t)n >= sizeof(stack)) {
+		buf = malloc((size_t)n + 1);
+		if (!buf)
+			return libmm_err(-ENOMEM);
+		memmon_rec__format_json(rec, buf, (size_t)n + 1, opts);
+	}
+	/* the object and its newline in one write */
+	buf[n] = '\n';
 	errno = 0;
-	ret = fprintf(f, "%s\n", s) < 0 || ferror(f) ? (errno ? -errno : -EIO) :
-							 (int)strlen(s) + 1;
-	free(s);
+	ret = fwrite(buf, 1, (size_t)n + 1, f) != (size_t)n + 1 || ferror(f) ?
+	      (errno ? -errno : -EIO) : n + 1;
+	if (buf != stack)
+		free(buf);
 	return libmm_err(ret);
 }

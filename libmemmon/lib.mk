@@ -38,7 +38,7 @@ LIB_HDRS	:= $(wildcard libmemmon/include/memmon/*.h) libmemmon/internal.h \
 LIB_OBJS	:= $(patsubst libmemmon/%.c,$(LIB_DIR)/obj/%.o,$(LIB_SRCS))
 LIB_INC		:= -I uapi -I libmemmon/include -I libmemmon
 LIB_CFLAGS	:= $(filter-out -std=%,$(USER_CFLAGS)) -std=gnu11 -D_GNU_SOURCE \
-		   -fvisibility=hidden -fPIC $(LIB_INC)
+		   -fvisibility=hidden -fPIC -fno-semantic-interposition $(LIB_INC)
 # What a program linking libmemmon.a also needs.
 LIB_DEPLIBS	:= -ljansson -lzstd -lisal -lz
 
@@ -107,6 +107,7 @@ lib-uninstall:
 LIB_TEST_SAN	:= -fsanitize=address,undefined -fno-omit-frame-pointer \
 		   -fno-sanitize-recover=all
 LIB_TESTS	:= test_lib_ring test_lib_merge test_lib_decode test_lib_json \
+		   test_lib_format \
 		   $(notdir $(basename $(wildcard tests/unit/test_lib_trace*.c))) \
 		   $(notdir $(basename $(wildcard tests/unit/test_lib_man*.c)))
 LIB_TESTS	:= $(sort $(LIB_TESTS))
@@ -145,6 +146,9 @@ lib-check-headers:
 			-fsyntax-only $(B)/hdrcheck/t.cc; \
 		echo "header ok: $$h"; \
 	done
+
+# test_lib_format holds the formatters to their reference: the originals.
+test_lib_format_SRCS	+= tests/unit/ref_format.c
 
 # The trace tests check the file's CRC-32 against zlib's own (the oracle).
 $(foreach t,$(filter test_lib_trace%,$(LIB_TESTS)),$(eval $(t)_LIBS += -lz))

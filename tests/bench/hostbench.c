@@ -39,13 +39,16 @@
  *       "DRAIN mode=M events=N cpu_seconds=S wall_seconds=W events_per_s=R"
  *       (the rate on the consumer thread's CPU time).
  *
- *   hostbench decode [-n RECORDS]
+ *   hostbench decode [-n RECORDS] [-j]
  *       The text decoder: memmon_rec__format() of a realistic record mix,
- *       in memory (for callgrind). Prints "DECODE events=N cpu_seconds=S
- *       wall_seconds=W events_per_s=R".
+ *       in memory (for callgrind); with -j the JSON one,
+ *       memmon_rec__format_json() (what memmon_rec__fprint_json() runs,
+ *       without the stream). Prints
+ *       "DECODE format=text|json events=N cpu_seconds=S wall_seconds=W
+ *       events_per_s=R".
  *
  * Each measured loop is its own function (bench_consume, bench_peek,
- * bench_format) so that `valgrind --tool=callgrind --toggle-collect=FN`
+ * bench_format, bench_json) so that `valgrind --tool=callgrind --toggle-collect=FN`
  * counts its instructions and nothing else.
  */
 #include <errno.h>
@@ -884,7 +887,7 @@ static int cmd_drain(int argc, char **argv)
 	return 0;
 }
 
-/* ---- the text decoder ------------------------------------------------- */
+/* ---- the decoders ------------------------------------------------------ */
 
 __attribute__((noinline)) static __u64 bench_format(const __u8 *buf, size_t len,
 						    const struct memmon_format_opts *o)
@@ -906,6 +909,27 @@ __attribute__((noinline)) static __u64 bench_format(const __u8 *buf, size_t len,
 	return chars ? n : 0;
 }
 
+/* JSON lines: memmon_rec__format_json(), what memmon_rec__fprint_json() does. */
+__attribute__((noinline)) static __u64 bench_json(const __u8 *buf, size_t len,
+						  const struct memmon_format_opts *o)
+{
+	char line[1024];
+	__u64 n = 0, chars = 0;
+	size_t off = 0;
+
+	while (off < len) {
+		const struct memmon_rec_header *h = (const void *)(buf + off);
+		int r = memmon_rec__format_json(h, line, sizeof(line), o);
+
+		if (r < 0)
+			die("memmon_rec__format_json", -r);
+		chars += r;
+		n++;
+		off += h->size;
+	}
+	return chars ? n : 0;
+}
+
 static int cmd_decode(int argc, char **argv)
 {
 	__u64 want = 1000000, n = 0;
@@ -914,12 +938,20 @@ static int cmd_decode(int argc, char **argv)
 	__u8 *all;
 	size_t len = 0, cap = 64 << 20;
 	double t0, t1, w0, w1;
+	bool json = false;
 	int c;
 
-	while ((c = getopt(argc, argv, "n:")) != -1) {
-		if (c != 'n')
+	while ((c = getopt(argc, argv, "n:j")) != -1) {
+		switch (c) {
+		case 'n':
+			want = strtoull(optarg, NULL, 0);
+			break;
+		case 'j':
+			json = true;
+			break;
+		default:
 			return 2;
-		want = strtoull(optarg, NULL, 0);
+		}
 	}
 	/* The generator's mix for one process, into one flat buffer. */
 	all = malloc(cap);
@@ -963,11 +995,12 @@ static int cmd_decode(int argc, char **argv)
 	LIBMEMMON_OPTS(memmon_format_opts, fo, .flags = MEMMON_FMT_MONOTONIC);
 	t0 = cpu_s();
 	w0 = now_s();
-	n = bench_format(all, len, &fo);
+	n = json ? bench_json(all, len, &fo) : bench_format(all, len, &fo);
 	t1 = cpu_s();
 	w1 = now_s();
-	printf("DECODE events=%llu cpu_seconds=%.6f wall_seconds=%.6f events_per_s=%.0f\n",
-	       (unsigned long long)n, t1 - t0, w1 - w0, n / (t1 - t0));
+	printf("DECODE format=%s events=%llu cpu_seconds=%.6f wall_seconds=%.6f events_per_s=%.0f\n",
+	       json ? "json" : "text", (unsigned long long)n, t1 - t0, w1 - w0,
+	       n / (t1 - t0));
 	free(all);
 	return 0;
 }

@@ -2,7 +2,8 @@
 /*
  * JSON lines: every record type gives one parseable object; escaping of
  * hostile strings (quotes, control bytes, invalid UTF-8); unknown types are
- * skipped; failed writes are errors.
+ * skipped; failed writes are errors; memmon_rec__format_json() cuts as
+ * snprintf() does.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -229,6 +230,44 @@ static void test_unknown_and_errors(void **state)
 	fclose(f);
 }
 
+/* The object of memmon_rec__to_json(), into a buffer, cut as snprintf() cuts. */
+static void test_format_json(void **state)
+{
+	union rec_buf b;
+	char buf[512], small[16];
+	char *s;
+	int n;
+
+	(void)state;
+	rec_syscall(&b, MEMMON_SYS_MMAP, 0, 4096, 3, 0x22, (__u64)-1, 0,
+		    0x7f12345000, 12000);
+	s = memmon_rec__to_json(&b.hdr, NULL);
+	assert_non_null(s);
+	n = memmon_rec__format_json(&b.hdr, buf, sizeof(buf), NULL);
+	/* the same object, and its length */
+	assert_int_equal(n, (int)strlen(s));
+	assert_string_equal(buf, s);
+	/* cut and terminated, the whole length returned all the same */
+	assert_int_equal(memmon_rec__format_json(&b.hdr, small, sizeof(small), NULL), n);
+	assert_int_equal(strlen(small), sizeof(small) - 1);
+	assert_memory_equal(small, s, sizeof(small) - 1);
+	/* no buffer: the length alone */
+	assert_int_equal(memmon_rec__format_json(&b.hdr, NULL, 0, NULL), n);
+	free(s);
+
+	/* unknown type: nothing, 0 */
+	rec_hdr(&b, 77, 64);
+	strcpy(buf, "junk");
+	assert_int_equal(memmon_rec__format_json(&b.hdr, buf, sizeof(buf), NULL), 0);
+	assert_string_equal(buf, "");
+	/* malformed: EBADMSG; no record: EINVAL */
+	rec_syscall(&b, MEMMON_SYS_MMAP, 0, 0, 0, 0, 0, 0, 0, 0);
+	b.hdr.size = 32;
+	assert_int_equal(memmon_rec__format_json(&b.hdr, buf, sizeof(buf), NULL), -EBADMSG);
+	assert_int_equal(errno, EBADMSG);
+	assert_int_equal(memmon_rec__format_json(NULL, buf, sizeof(buf), NULL), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -238,6 +277,7 @@ int main(void)
 		cmocka_unit_test(test_exit_revoked),
 		cmocka_unit_test(test_escaping),
 		cmocka_unit_test(test_unknown_and_errors),
+		cmocka_unit_test(test_format_json),
 	};
 
 	return cmocka_run_group_tests_name("lib_json", tests, NULL, NULL);

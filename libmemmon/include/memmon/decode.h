@@ -4,9 +4,9 @@
  * JSON lines. Every function here is pure (no session needed) and works on
  * records from a ring as well as from a trace file.
  *
- * Unknown record types are not errors: typed views return NULL, the text
- * formatter prints nothing and returns 0, the JSON formatter returns NULL
- * with errno = ENOMSG. Callers skip them.
+ * Unknown record types are not errors: typed views return NULL, the
+ * formatters print nothing and return 0, memmon_rec__to_json() returns
+ * NULL with errno = ENOMSG. Callers skip them.
  */
 #ifndef _MEMMON_DECODE_H
 #define _MEMMON_DECODE_H
@@ -142,6 +142,17 @@ LIBMEMMON_API int memmon_rec__fprint(FILE *f, const struct memmon_rec_header *re
  */
 LIBMEMMON_API char *memmon_rec__to_json(const struct memmon_rec_header *rec,
 					const struct memmon_format_opts *opts);
+/*
+ * The same JSON object into buf, with memmon_rec__format()'s semantics:
+ * at most size bytes (NUL included) are written, the return value is the
+ * length of the whole object (what memmon_rec__to_json() would return),
+ * 0 and an empty buf for an unknown type, a negative errno for a
+ * malformed record or bad opts. No allocation: the per-record path of
+ * JSON lines.
+ */
+LIBMEMMON_API int memmon_rec__format_json(const struct memmon_rec_header *rec,
+					  char *buf, size_t size,
+					  const struct memmon_format_opts *opts);
 /* The JSON object plus '\n' to f; 0 for an unknown type; errors as
  * memmon_rec__fprint().
  */
