@@ -248,6 +248,12 @@ int cmd_trace(int argc, char **argv)
 			goto out_free;
 		}
 	}
+	/*
+	 * A file or pipe gets large writes: at a storm's rate of JSON, 4 KiB
+	 * writes cost the consumer as much as the formatting.
+	 */
+	if (!isatty(fileno(c.out)))
+		setvbuf(c.out, NULL, _IOFBF, 1 << 20);
 	c.paths = memmon_paths__new();
 	c.pt = proctab_new(t.follow);
 	if (!c.paths || !c.pt) {
