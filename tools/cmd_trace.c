@@ -5,25 +5,46 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include <sys/wait.h>
 #include "builtin.h"
+#include "rec_queue.h"
 
 #define TRACE_HOLDBACK_NS	(5 * 1000 * 1000)	/* see consume_opts */
+/*
+ * The records drained but not yet formatted: up to TRACE_QUEUE_MAX batches
+ * of TRACE_QUEUE_BATCH bytes (256 MiB, allocated as a storm needs them;
+ * the fastest storm in `make bench` peaks near 30 MiB). Past that the
+ * drain waits for the formatter and a full ring loses, counted, as before.
+ */
+#define TRACE_QUEUE_BATCH	(1U << 20)
+#define TRACE_QUEUE_MAX		256U
 
+/*
+ * Two threads. The caller's drains the rings (memmon_session__poll, the
+ * merge, the process table that says when to stop) and pushes every record
+ * into q; the formatter (format_thread) owns everything below "formatter",
+ * decodes and writes. A storm fills rings at the drain's pace, a hundred
+ * times the decoder's: the queue holds the difference, so the rings do not.
+ */
 struct trace_ctx {
+	struct rec_queue *q;
+	struct proctab *pt;
+	pthread_t formatter;
+	bool formatter_running;
+	/* formatter */
 	FILE *out;
 	bool json;
 	struct memmon_format_opts fopts;
 	struct memmon_paths *paths;
-	struct proctab *pt;
 	__u64 show_mask;
 	__u64 show_sys;
 	unsigned long long events;
-	int werr;
+	int werr;		/* read by the caller after the join */
 };
 
 static const char trace_usage[] =
@@ -60,13 +81,13 @@ static int rec_event(const struct memmon_rec_header *rec)
 	}
 }
 
-static int trace_cb(void *vctx, const struct memmon_rec_header *rec)
+/* The formatter's, for each record in order. */
+static int format_rec(void *vctx, const struct memmon_rec_header *rec)
 {
 	struct trace_ctx *c = vctx;
 	int ev = rec_event(rec);
 
 	memmon_paths__add_rec(c->paths, rec);
-	proctab_on_record(c->pt, rec);
 	if (ev >= 0 && !(c->show_mask & (1ULL << ev)))
 		return 0;
 	if (rec->type == MEMMON_REC_SYSCALL) {
@@ -85,6 +106,62 @@ static int trace_cb(void *vctx, const struct memmon_rec_header *rec)
 		return -EIO;
 	}
 	return 0;
+}
+
+/* The formatter has written everything it was given: out to the reader. */
+static void format_idle(void *vctx)
+{
+	struct trace_ctx *c = vctx;
+
+	fflush(c->out);
+}
+
+static void *format_thread(void *vctx)
+{
+	struct trace_ctx *c = vctx;
+	long cnt = 0;
+
+	rec_queue_consume(c->q, format_rec, format_idle, c, &cnt);
+	return NULL;
+}
+
+/* The drain's, for each record in merged order: hand it to the formatter. */
+static int trace_cb(void *vctx, const struct memmon_rec_header *rec)
+{
+	struct trace_ctx *c = vctx;
+	int ret;
+
+	proctab_on_record(c->pt, rec);
+	ret = rec_queue_push(c->q, rec);
+	if (ret == -ECANCELED)
+		return -EIO;	/* the formatter's write error: c->werr */
+	return ret;
+}
+
+static int formatter_start(struct trace_ctx *c)
+{
+	c->q = rec_queue_new(TRACE_QUEUE_BATCH, TRACE_QUEUE_MAX, 1);
+	if (!c->q)
+		return -ENOMEM;
+	if (pthread_create(&c->formatter, NULL, format_thread, c)) {
+		rec_queue_free(c->q);
+		c->q = NULL;
+		return -EAGAIN;
+	}
+	c->formatter_running = true;
+	return 0;
+}
+
+/* Everything pushed is formatted and written when this returns. */
+static void formatter_stop(struct trace_ctx *c)
+{
+	if (c->formatter_running) {
+		rec_queue_close(c->q, 0);
+		pthread_join(c->formatter, NULL);
+		c->formatter_running = false;
+	}
+	rec_queue_free(c->q);
+	c->q = NULL;
 }
 
 static __s64 realtime_offset(void)
@@ -264,6 +341,11 @@ int cmd_trace(int argc, char **argv)
 	s = tool_open_session(cmd, ring_size, wait_ms);
 	if (!s)
 		goto out_offline;
+	n = formatter_start(&c);
+	if (n) {
+		tool_err(cmd, "the formatting thread: %s", strerror(-n));
+		goto out_session;
+	}
 	if (t.cmd_argv && target_spawn(cmd, &t))
 		goto out_session;
 	c.fopts.sz = sizeof(c.fopts);
@@ -291,13 +373,14 @@ int cmd_trace(int argc, char **argv)
 	while (!tool_stop) {
 		n = memmon_session__poll(s, 100);
 		if (n < 0 && n != -EINTR) {
+			formatter_stop(&c);
 			if (n == -EIO && c.werr)
 				tool_err(cmd, "write error: %s", strerror(c.werr));
 			else
 				tool_err(cmd, "reading events: %s", strerror(-n));
 			goto out_disable;
 		}
-		fflush(c.out);
+		rec_queue_flush(c.q);
 		if (t.child > 0 && !child_done &&
 		    waitpid(t.child, &status, WNOHANG) == t.child) {
 			child_done = true;
@@ -316,6 +399,11 @@ int cmd_trace(int argc, char **argv)
 	 * the output accounts for each event.
 	 */
 	n = memmon_session__finish(s);
+	formatter_stop(&c);
+	if (n == -EIO && c.werr) {
+		tool_err(cmd, "write error: %s", strerror(c.werr));
+		goto out_report;
+	}
 	if (n < 0) {
 		tool_err(cmd, "reading events: %s", strerror(-n));
 		goto out_report;
@@ -338,6 +426,7 @@ out_report:
 		child_done = true;
 	}
 out_session:
+	formatter_stop(&c);
 	memmon_session__close(s);
 out_offline:
 	proctab_free(c.pt);

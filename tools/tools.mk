@@ -73,8 +73,16 @@ vm-tests: $(LIB_DEVICE_TEST)
 # rec_pipe's two threads under ThreadSanitizer as well (the handover of
 # batches between the reader and the consumer).
 UNIT_TESTS			+= test_cli_rec_pipe_tsan
-test_cli_rec_pipe_tsan_SRCS	:= tests/unit/test_cli_rec_pipe.c tools/rec_pipe.c $(LIB_SRCS)
+test_cli_rec_pipe_tsan_SRCS	:= tests/unit/test_cli_rec_pipe.c tools/rec_pipe.c tools/rec_queue.c \
+				   $(LIB_SRCS)
 test_cli_rec_pipe_tsan_CFLAGS	:= -pthread -fsanitize=thread -O1 -iquote libmemmon \
 				   -I libmemmon/include -I tools
 test_cli_rec_pipe_tsan_LIBS	:= -fsanitize=thread -ljansson -lzstd -lisal -lz -lpthread
 test_cli_rec_pipe_tsan_ENV	:= TSAN_OPTIONS=halt_on_error=1
+
+# rec_queue's handover, in trace's direction, under ThreadSanitizer.
+UNIT_TESTS			+= test_cli_rec_queue_tsan
+test_cli_rec_queue_tsan_SRCS	:= tests/unit/test_cli_rec_queue.c tools/rec_queue.c
+test_cli_rec_queue_tsan_CFLAGS	:= -pthread -fsanitize=thread -O1 -I uapi -I libmemmon/include -I tools
+test_cli_rec_queue_tsan_LIBS	:= -fsanitize=thread -lpthread
+test_cli_rec_queue_tsan_ENV	:= TSAN_OPTIONS=halt_on_error=1
