@@ -27,7 +27,9 @@ int target_add_pids(const char *cmd, struct target *t, const char *arg)
 
 	if (!dup)
 		return tool_err(cmd, "out of memory");
-	for (tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+	/* Commas or blanks: what users paste, e.g. `pidof` output "12 34". */
+	for (tok = strtok_r(dup, ", \t\n", &save); tok;
+	     tok = strtok_r(NULL, ", \t\n", &save)) {
 		errno = 0;
 		v = strtol(tok, &end, 10);
 		if (errno || *end || end == tok || v <= 0 || v > 0x3fffffff) {

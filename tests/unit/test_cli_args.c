@@ -124,6 +124,25 @@ static void test_help_and_stdout(void **state)
 	free(r);
 }
 
+/* -p takes what users paste: commas, blanks, pidof's output. */
+static void test_pid_lists(void **state)
+{
+	struct target t = { .go_fd = -1 };
+	char list[64];
+
+	(void)state;
+	snprintf(list, sizeof(list), " %d  %d,%d\n", (int)getpid(), (int)getppid(),
+		 (int)getpid());
+	assert_int_equal(target_add_pids("trace", &t, list), 0);
+	assert_int_equal(t.nr_pids, 3);
+	assert_int_equal(t.pids[0], getpid());
+	assert_int_equal(t.pids[1], getppid());
+	assert_int_equal(t.pids[2], getpid());
+	assert_int_equal(target_add_pids("trace", &t, "12x 3"), EXIT_USAGE);
+	assert_int_equal(t.nr_pids, 3);
+	target_free(&t);
+}
+
 static void test_parse_size(void **state)
 {
 	static const struct {
@@ -191,6 +210,7 @@ int main(void)
 		cmocka_unit_test(test_help_and_stdout),
 		cmocka_unit_test(test_parse_size),
 		cmocka_unit_test(test_parse_events),
+		cmocka_unit_test(test_pid_lists),
 	};
 
 	return cmocka_run_group_tests_name("cli_args", tests, setup, NULL);
