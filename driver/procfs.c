@@ -526,6 +526,12 @@ static int memmon_stats_show(struct seq_file *m, void *v)
 	return 0;
 }
 
+static int memmon_sessions_file_show(struct seq_file *m, void *v)
+{
+	memmon_sessions_show(m);
+	return 0;
+}
+
 /* ------------------------------------------------------------------
  * Init and exit
  */
@@ -546,7 +552,9 @@ int memmon_procfs_init(void)
 	if (!proc_create("watch-pids", 0600, memmon_proc_dir, &memmon_pids_ops) ||
 	    !proc_create("events", 0400, memmon_proc_dir, &memmon_events_ops) ||
 	    !proc_create_single("stats", 0400, memmon_proc_dir,
-				memmon_stats_show)) {
+				memmon_stats_show) ||
+	    !proc_create_single("sessions", 0400, memmon_proc_dir,
+				memmon_sessions_file_show)) {
 		proc_remove(memmon_proc_dir);
 		memmon_proc_dir = NULL;
 		return -ENOMEM;

@@ -51,6 +51,7 @@
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>
 #include <linux/sizes.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/smp.h>
 #include <linux/uaccess.h>
@@ -512,10 +513,13 @@ struct memmon_session *memmon_session_create(void)
 	if (err)
 		goto err_guard;
 	s->pid_ns = get_pid_ns(task_active_pid_ns(current));
+	s->opener = get_task_pid(current, PIDTYPE_TGID);
+	get_task_comm(s->opener_comm, current);
 
 	mutex_lock(&memmon_sessions_lock);
 	if (memmon_session_ids == U64_MAX) {
 		mutex_unlock(&memmon_sessions_lock);
+		put_pid(s->opener);
 		put_pid_ns(s->pid_ns);
 		memmon_limits_session_close(s);
 		/* As inotify_init() at its instance limit. */
@@ -586,6 +590,7 @@ static void memmon_session_release(struct kref *ref)
 	memmon_rings_free(s->rings);
 	memmon_limits_session_close(s);
 	memmon_exec_guard_put();
+	put_pid(s->opener);
 	put_pid_ns(s->pid_ns);
 	mutex_destroy(&s->read_lock);
 	mutex_destroy(&s->rings_lock);
@@ -926,6 +931,52 @@ void memmon_session_stats(struct memmon_session *s, u32 cpu,
 	st->delivered = local_read(&r->delivered);
 	st->lost = local_read(&r->lost);
 	st->bytes = local_read(&r->bytes);
+}
+
+/**
+ * memmon_sessions_show() - one line per live session, for /proc/memmon/sessions
+ * @m: the seq_file; pids are shown in its reader's PID namespace (0 when
+ *	not visible there), uids in its user namespace
+ *
+ * The sessions of every user: the file is root's (0400), as the other
+ * files of /proc/memmon.
+ *
+ * Context: process context. Holds memmon_sessions_lock: a session in the
+ * table cannot be freed meanwhile (release clears its slot under the lock
+ * before it frees anything), and the watch table's lock nests inside it.
+ */
+void memmon_sessions_show(struct seq_file *m)
+{
+	struct pid_namespace *ns = task_active_pid_ns(current);
+	struct memmon_cpu_stats st;
+	u64 produced, delivered, lost;
+	struct memmon_session *s;
+	unsigned int id, cpu;
+
+	mutex_lock(&memmon_sessions_lock);
+	for (id = 0; id < MEMMON_MAX_SESSIONS; id++) {
+		s = rcu_dereference_protected(memmon_sessions[id],
+					      lockdep_is_held(&memmon_sessions_lock));
+		if (!s)
+			continue;
+		produced = 0;
+		delivered = 0;
+		lost = 0;
+		for_each_possible_cpu(cpu) {
+			memmon_session_stats(s, cpu, &st);
+			produced += st.produced;
+			delivered += st.delivered;
+			lost += st.lost;
+		}
+		seq_printf(m, "session %u pid %d comm %s uid %u enabled %d watched %u ring_size %llu full_wait %d produced %llu delivered %llu lost %llu\n",
+			   id, pid_nr_ns(s->opener, ns), s->opener_comm,
+			   from_kuid_munged(seq_user_ns(m), s->user->uid),
+			   READ_ONCE(s->enabled),
+			   memmon_watch_list(id, ns, NULL, 0),
+			   READ_ONCE(s->ring_size), READ_ONCE(s->full_wait),
+			   produced, delivered, lost);
+	}
+	mutex_unlock(&memmon_sessions_lock);
 }
 
 /* ---------------------------------------------------------------------

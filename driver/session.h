@@ -8,6 +8,7 @@
 #include <linux/kref.h>
 #include <linux/mutex.h>
 #include <linux/pid_namespace.h>
+#include <linux/sched.h>
 #include <linux/types.h>
 #include <linux/wait.h>
 #include <linux/memmon.h>
@@ -39,6 +40,8 @@
  * @user: the opener's user (real uid), a reference held (user_limits.c)
  * @ring_bytes: the rings' bytes charged to @user (user_limits.c)
  * @locked_pages: of which pages charged to @user->locked_vm (user_limits.c)
+ * @opener: the process that opened the session (a reference held) and
+ * @opener_comm: its name then: what /proc/memmon/sessions shows
  *
  * Synchronisation:
  *
@@ -46,7 +49,9 @@
  *   -------------  ----------------------------  ----------------------------
  *   ref            kref ops                      -
  *   id, pid_ns,    at creation                   anyone holding a ref
- *     flags, user
+ *     flags, user,
+ *     opener,
+ *     opener_comm
  *   ring_bytes,    user_limits.c's lock, with    user_limits.c's lock;
  *     locked_pages   @rings_lock, while !rings     the last put
  *   rings          @rings_lock, once;            producers (load-acquire,
@@ -108,6 +113,8 @@ struct memmon_session {
 	struct user_struct *user;
 	u64 ring_bytes;
 	unsigned long locked_pages;
+	struct pid *opener;
+	char opener_comm[TASK_COMM_LEN];
 };
 
 int memmon_session_init(void);
@@ -156,5 +163,8 @@ ssize_t memmon_session_read(struct memmon_session *s, char __user *buf,
 			    size_t count, bool nonblock);
 void memmon_session_stats(struct memmon_session *s, u32 cpu,
 			  struct memmon_cpu_stats *st);
+
+struct seq_file;
+void memmon_sessions_show(struct seq_file *m);
 
 #endif /* _MEMMON_SESSION_H */

@@ -1,13 +1,55 @@
 // SPDX-License-Identifier: GPL-2.0
 /* memmon info: is the module there, which ABI, what it offers, its limits. */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include "builtin.h"
 
 static const char *const feature_names[] = {
 	"mmap", "read", "poll", "mark", "follow_children", "syscalls",
-	"faults", "rss", "lifecycle", "compat32", "overwrite",
+	"faults", "rss", "lifecycle", "compat32", "overwrite", "flush_lost",
+	"full_wait",
 };
+
+/*
+ * The live sessions of every user, from /proc/memmon/sessions (root's:
+ * anyone else is told why not, not shown an empty list).
+ */
+static void print_sessions(void)
+{
+	const char *path = "/proc/memmon/sessions";
+	char line[512];
+	unsigned int n = 0;
+	FILE *f = fopen(path, "re");
+
+	if (!f) {
+		printf("%-20s not shown: %s: %s%s\n", "sessions", path, strerror(errno),
+		       errno == EACCES ? " (root's; or the procfs=0 parameter)" : "");
+		return;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		unsigned int id, uid, watched, enabled, full_wait;
+		unsigned long long ring, produced, delivered, lost;
+		char comm[32];
+		int pid;
+
+		if (sscanf(line, "session %u pid %d comm %31s uid %u enabled %u watched %u "
+			   "ring_size %llu full_wait %u produced %llu delivered %llu lost %llu",
+			   &id, &pid, comm, &uid, &enabled, &watched, &ring, &full_wait,
+			   &produced, &delivered, &lost) != 11)
+			continue;
+		if (!n++)
+			printf("sessions\n  %4s %7s %-16s %6s %-8s %7s %9s %12s %12s %10s\n",
+			       "id", "pid", "comm", "uid", "state", "watched", "ring",
+			       "produced", "delivered", "lost");
+		printf("  %4u %7d %-16s %6u %-8s %7u %8lluK %12llu %12llu %10llu\n",
+		       id, pid, comm, uid, enabled ? (full_wait ? "on,wait" : "on") : "off",
+		       watched, ring / 1024, produced, delivered, lost);
+	}
+	fclose(f);
+	if (!n)
+		printf("%-20s none\n", "sessions");
+}
 
 static void size_line(const char *name, unsigned long long v)
 {
@@ -27,7 +69,8 @@ int cmd_info(int argc, char **argv)
 	if (argc > 1) {
 		if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 			printf("usage: memmon info\n\nShows the memmon kernel "
-			       "module's ABI version, features and limits.\n");
+			       "module's ABI version, features and limits,\n"
+			       "and the live sessions (as root).\n");
 			return tool_close_stdout(cmd);
 		}
 		return tool_usage_err(cmd, "unexpected argument '%s'", argv[1]);
@@ -87,5 +130,7 @@ int cmd_info(int argc, char **argv)
 			size_line("user_ring_avail", in->user_ring_avail);
 	}
 	memmon_session__close(s);
+	/* Ours is closed: the list is everybody else's. */
+	print_sessions();
 	return tool_close_stdout(cmd);
 }

@@ -3,6 +3,7 @@
  * memmon: one binary, a table of sub-commands, each cmd_<name>() in
  * tools/cmd_<name>.c.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include "builtin.h"
@@ -20,6 +21,41 @@ static const struct cmd_struct commands[] = {
 	{ "mark",   cmd_mark,   "put a text marker into the sessions watching us" },
 	{ "info",   cmd_info,   "show the kernel module's ABI, features and limits" },
 };
+
+/*
+ * This program's version and ABI, and the loaded module's: its version from
+ * sysfs (anyone may read it), its ABI from a session when we may open one.
+ */
+static void print_version(void)
+{
+	LIBMEMMON_OPTS(memmon_session_opts, o, .path = tool_device());
+	struct memmon_session *s;
+	char ver[64] = "";
+	FILE *f;
+
+	printf("memmon %s (ABI %d.%d)\n", MEMMON_VERSION, MEMMON_ABI_MAJOR,
+	       MEMMON_ABI_MINOR);
+	f = fopen("/sys/module/memmon/version", "re");
+	if (!f || !fgets(ver, sizeof(ver), f)) {
+		printf("module: not loaded\n");
+		if (f)
+			fclose(f);
+		return;
+	}
+	fclose(f);
+	ver[strcspn(ver, "\n")] = 0;
+	s = memmon_session__open(&o);
+	if (s) {
+		const struct memmon_info *in = memmon_session__info(s);
+
+		printf("module: memmon %s (ABI %u.%u)\n", ver, in->abi_major,
+		       in->abi_minor);
+		memmon_session__close(s);
+	} else {
+		printf("module: memmon %s (ABI not known: %s: %s)\n", ver,
+		       tool_device(), strerror(errno));
+	}
+}
 
 static void usage(FILE *f)
 {
@@ -46,7 +82,7 @@ int tool_main(int argc, char **argv)
 		return tool_close_stdout("memmon");
 	}
 	if (!strcmp(argv[1], "--version")) {
-		printf("memmon (ABI %d.%d)\n", MEMMON_ABI_MAJOR, MEMMON_ABI_MINOR);
+		print_version();
 		return tool_close_stdout("memmon");
 	}
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)

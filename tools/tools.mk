@@ -20,8 +20,11 @@ TOOLS_BIN	:= $(B)/bin/memmon
 # Everything but main.c also goes into the CLI unit tests.
 TOOLS_SRCS	:= $(filter-out tools/main.c,$(wildcard tools/*.c))
 TOOLS_OBJS	:= $(patsubst tools/%.c,$(B)/bin/obj/%.o,$(TOOLS_SRCS) tools/main.c)
+# The project's one version number (dkms.conf's, as the module's).
+MEMMON_PKG_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
 TOOLS_CFLAGS	:= $(filter-out -std=%,$(USER_CFLAGS)) -std=gnu11 -D_GNU_SOURCE \
-		   -I uapi -I libmemmon/include -I tools
+		   -I uapi -I libmemmon/include -I tools \
+		   -DMEMMON_VERSION='"$(MEMMON_PKG_VERSION)"'
 TOOLS_LIBS	:= -lurcu-cds -lurcu -lurcu-common -lpthread
 
 .PHONY: tools tools-install tools-uninstall
@@ -48,7 +51,8 @@ tools-uninstall:
 # sanitizers; see tests/unit/test_cli_args.c.
 define cli_test_vars
 $(1)_SRCS	:= tests/unit/$(1).c $(TOOLS_SRCS) $(LIB_SRCS)
-$(1)_CFLAGS	:= $(LIB_TEST_SAN) -iquote libmemmon -I uapi -I libmemmon/include -I tools -I tests/unit -O1
+$(1)_CFLAGS	:= $(LIB_TEST_SAN) -iquote libmemmon -I uapi -I libmemmon/include -I tools -I tests/unit -O1 \
+		   -DMEMMON_VERSION='"$(MEMMON_PKG_VERSION)"'
 $(1)_LIBS	:= $(LIB_TEST_SAN) -lcmocka -ljansson -lzstd -lisal -lz $(TOOLS_LIBS)
 $(1)_ENV	:= ASAN_OPTIONS=detect_leaks=1
 endef

@@ -225,6 +225,35 @@ t "... names memmon info" has "$tmp/err" "memmon info"
 t "PID not found: exit 1" code 1 "$M" trace -p 4194303
 t "mark with nobody watching succeeds" code 0 "$M" mark nobody
 
+# --version names this program's and the loaded module's versions and ABI
+ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
+t "--version: exit 0" code 0 "$M" --version
+t "... this program's version and ABI ($ver)" grep -qx "memmon $ver (ABI [0-9]*\.[0-9]*)" "$tmp/out"
+t "... the loaded module's version and ABI" grep -qx "module: memmon $ver (ABI [0-9]*\.[0-9]*)" "$tmp/out"
+
+# info lists the live sessions (everyone's, as root): a record of ours
+sleep 30 &
+victim=$!
+"$M" record -o "$tmp/live.trace" -p $victim 2>/dev/null &
+rec=$!
+listed=
+for _ in $(seq 50); do
+	"$M" info >"$tmp/info" 2>&1
+	if awk -v p=$rec '$2 == p && $3 == "memmon" && $5 == "on" && $6 == 1' "$tmp/info" | grep -q .; then
+		listed=1
+		break
+	fi
+	sleep 0.1
+done
+sed -n '/^sessions/,$p' "$tmp/info" | sed 's/^/# /'
+t "info lists the running record's session: its pid, enabled, 1 watched" test -n "$listed"
+kill -INT $rec
+wait $rec
+kill $victim 2>/dev/null
+wait $victim 2>/dev/null
+"$M" info >"$tmp/info2" 2>&1
+t "... and no longer once it has ended" sh -c "! awk -v p=$rec '\$2 == p' '$tmp/info2' | grep -q ."
+
 # permissions: an unprivileged user is told which capability
 t "unprivileged info fails" code 1 setpriv --reuid=65534 --regid=65534 --clear-groups "$M" info
 t "... naming CAP_PERFMON" has "$tmp/err" 'CAP_PERFMON'

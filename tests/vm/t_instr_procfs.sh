@@ -32,6 +32,12 @@ churn=$!
 t "echo PID > watch-pids" sh -c "echo $churn > $P/watch-pids"
 t "watch-pids lists it" test "$(cat $P/watch-pids)" = "$churn"
 t "stats: hooks attached" grep -qx "hooks_attached 1" $P/stats
+t "sessions has mode 400" test "$(stat -c %a $P/sessions)" = 400
+sed 's/^/# /' $P/sessions
+# Expectation: /proc/memmon's own session, opened by the writer above, one
+# process watched, enabled.
+t "sessions: the text interface's session, enabled, 1 watched" \
+	awk '$1 == "session" && $10 == 1 && $12 == 1 { ok = 1 } END { exit !ok }' $P/sessions
 sleep 1
 dd if=$P/events iflag=nonblock bs=64k count=64 of=/tmp/memmon-procfs.ev 2>/dev/null
 echo "# $(wc -l </tmp/memmon-procfs.ev) lines, e.g.:"
