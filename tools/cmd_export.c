@@ -17,8 +17,15 @@
 #include "rec_filter.h"
 #include "rec_pipe.h"
 
-enum { CSV_SYSCALLS, CSV_FAULTS, CSV_RSS, CSV_LIFECYCLE, CSV_MARKS, CSV_LOST,
-       CSV__COUNT };
+enum {
+	CSV_SYSCALLS,
+	CSV_FAULTS,
+	CSV_RSS,
+	CSV_LIFECYCLE,
+	CSV_MARKS,
+	CSV_LOST,
+	CSV__COUNT
+};
 
 static const struct {
 	const char *file;
@@ -159,12 +166,13 @@ static void json_str(FILE *f, const void *p, size_t len)
 		} else if (c < 0x20 || c == 0x7f) {
 			fprintf(f, "\\u%04x", c);
 			i++;
-		} else if ((n = utf8_len(s + i, len - i))) {
-			fwrite(s + i, 1, n, f);
-			i += n;
 		} else {
-			fputs("\\ufffd", f);
-			i++;
+			n = utf8_len(s + i, len - i);
+			if (n)
+				fwrite(s + i, 1, n, f);
+			else
+				fputs("\\ufffd", f);
+			i += n ? n : 1;
 		}
 	}
 	fputc('"', f);
@@ -325,7 +333,16 @@ static int chrome_rec(struct export_ctx *c, const struct memmon_rec_header *rec)
 	default:
 		return 0;	/* PATH: decoding only; unknown types skipped */
 	}
-	if ((sc = memmon_rec__syscall(rec))) {
+	/* at most one is not NULL: the record's type, if its size is right */
+	sc = memmon_rec__syscall(rec);
+	ft = memmon_rec__fault(rec);
+	rs = memmon_rec__rss(rec);
+	fk = memmon_rec__fork(rec);
+	ex = memmon_rec__exec(rec);
+	xt = memmon_rec__exit(rec);
+	mk = memmon_rec__mark(rec);
+	l = memmon_rec__lost(rec);
+	if (sc) {
 		/* stamped at return: the call began duration_ns before */
 		__u64 start = rec->time_ns > sc->duration_ns ?
 			      rec->time_ns - sc->duration_ns : 0;
@@ -350,7 +367,7 @@ static int chrome_rec(struct export_ctx *c, const struct memmon_rec_header *rec)
 				fprintf(c->out, "\"%lld\"", (long long)-sc->ret);
 		}
 		fputs("}}", c->out);
-	} else if ((ft = memmon_rec__fault(rec))) {
+	} else if (ft) {
 		s = memmon_fault_class__name(ft->fclass);
 		snprintf(name, sizeof(name), "fault %s%s", s ? s : "?",
 			 ft->flags & MEMMON_FAULTF_MAJOR ? " major" : "");
@@ -363,19 +380,19 @@ static int chrome_rec(struct export_ctx *c, const struct memmon_rec_header *rec)
 			(unsigned long long)ft->addr, (unsigned long long)ft->ip,
 			buf, ft->flags & MEMMON_FAULTF_MAJOR ? "true" : "false",
 			s ? s : "other", (unsigned long long)ft->duration_ns);
-	} else if ((rs = memmon_rec__rss(rec))) {
+	} else if (rs) {
 		chrome_head(c, "rss", 3, "rss", "C", rec->time_ns, rec);
 		fprintf(c->out, ",\"args\":{\"anon\":%llu,\"file\":%llu,"
 			"\"shmem\":%llu,\"swap\":%llu}}",
 			(unsigned long long)rs->anon, (unsigned long long)rs->file,
 			(unsigned long long)rs->shmem, (unsigned long long)rs->swap);
-	} else if ((fk = memmon_rec__fork(rec))) {
+	} else if (fk) {
 		s = fk->flags & MEMMON_FORKF_THREAD ? "clone_thread" : "fork";
 		chrome_head(c, s, strlen(s), "lifecycle", "i", rec->time_ns, rec);
 		fprintf(c->out, ",\"s\":\"t\",\"args\":{\"child_tgid\":%u,"
 			"\"child_tid\":%u,\"flags\":%u}}", fk->child_tgid,
 			fk->child_tid, fk->flags);
-	} else if ((ex = memmon_rec__exec(rec))) {
+	} else if (ex) {
 		size_t len = strnlen(ex->path, ex->path_len);
 		char *p = strndup(ex->path, len);
 
@@ -391,7 +408,7 @@ static int chrome_rec(struct export_ctx *c, const struct memmon_rec_header *rec)
 				    base_name(p), strlen(base_name(p)));
 		}
 		free(p);
-	} else if ((xt = memmon_rec__exit(rec))) {
+	} else if (xt) {
 		memmon_wait_status__format(buf, sizeof(buf), xt->code);
 		chrome_head(c, "exit", 4, "lifecycle", "i", rec->time_ns, rec);
 		fputs(",\"s\":\"t\",\"args\":{\"status\":", c->out);
@@ -401,12 +418,12 @@ static int chrome_rec(struct export_ctx *c, const struct memmon_rec_header *rec)
 			xt->flags & MEMMON_EXITF_GROUP ? "true" : "false",
 			(unsigned long long)xt->peak_rss,
 			(unsigned long long)xt->peak_vm);
-	} else if ((mk = memmon_rec__mark(rec))) {
+	} else if (mk) {
 		chrome_head(c, (const char *)mk->data,
 			    strnlen((const char *)mk->data, mk->len), "mark", "i",
 			    rec->time_ns, rec);
 		fputs(",\"s\":\"g\"}", c->out);
-	} else if ((l = memmon_rec__lost(rec))) {
+	} else if (l) {
 		chrome_head(c, "LOST", 4, "lost", "i", rec->time_ns, rec);
 		fprintf(c->out, ",\"s\":\"g\",\"args\":{\"count\":%llu,\"cpu\":%u,"
 			"\"first_ns\":%llu,\"last_ns\":%llu}}",
@@ -444,7 +461,15 @@ static int csv_rec(struct export_ctx *c, const struct memmon_rec_header *rec)
 	if (rec->type == MEMMON_REC_PATH || rec->type >= MEMMON_REC__COUNT ||
 	    !rec->type)
 		return 0;
-	if ((sc = memmon_rec__syscall(rec))) {
+	sc = memmon_rec__syscall(rec);
+	ft = memmon_rec__fault(rec);
+	rs = memmon_rec__rss(rec);
+	fk = memmon_rec__fork(rec);
+	ex = memmon_rec__exec(rec);
+	xt = memmon_rec__exit(rec);
+	mk = memmon_rec__mark(rec);
+	l = memmon_rec__lost(rec);
+	if (sc) {
 		f = c->t[CSV_SYSCALLS];
 		csv_head(f, rec);
 		s = memmon_sys__name(sc->sys);
@@ -473,7 +498,7 @@ static int csv_rec(struct export_ctx *c, const struct memmon_rec_header *rec)
 		} else {
 			fputs(",,", f);
 		}
-	} else if ((ft = memmon_rec__fault(rec))) {
+	} else if (ft) {
 		f = c->t[CSV_FAULTS];
 		csv_head(f, rec);
 		memmon_fault_access__format(buf, sizeof(buf), ft->access);
@@ -490,24 +515,24 @@ static int csv_rec(struct export_ctx *c, const struct memmon_rec_header *rec)
 			(unsigned long long)ft->duration_ns);
 		if (ft->flags & MEMMON_FAULTF_PFN)
 			fprintf(f, "%llu", (unsigned long long)ft->pfn);
-	} else if ((rs = memmon_rec__rss(rec))) {
+	} else if (rs) {
 		f = c->t[CSV_RSS];
 		csv_head(f, rec);
 		fprintf(f, "%llu,%llu,%llu,%llu", (unsigned long long)rs->anon,
 			(unsigned long long)rs->file, (unsigned long long)rs->shmem,
 			(unsigned long long)rs->swap);
-	} else if ((fk = memmon_rec__fork(rec))) {
+	} else if (fk) {
 		f = c->t[CSV_LIFECYCLE];
 		csv_head(f, rec);
 		fprintf(f, "fork,%u,%u,%d,,,,,,", fk->child_tgid, fk->child_tid,
 			!!(fk->flags & MEMMON_FORKF_THREAD));
-	} else if ((ex = memmon_rec__exec(rec))) {
+	} else if (ex) {
 		f = c->t[CSV_LIFECYCLE];
 		csv_head(f, rec);
 		fputs("exec,,,,", f);
 		csv_str(f, ex->path, strnlen(ex->path, ex->path_len));
 		fputs(",,,,,", f);
-	} else if ((xt = memmon_rec__exit(rec))) {
+	} else if (xt) {
 		f = c->t[CSV_LIFECYCLE];
 		csv_head(f, rec);
 		memmon_wait_status__format(buf, sizeof(buf), xt->code);
@@ -517,11 +542,11 @@ static int csv_rec(struct export_ctx *c, const struct memmon_rec_header *rec)
 			!!(xt->flags & MEMMON_EXITF_GROUP),
 			(unsigned long long)xt->peak_rss,
 			(unsigned long long)xt->peak_vm);
-	} else if ((mk = memmon_rec__mark(rec))) {
+	} else if (mk) {
 		f = c->t[CSV_MARKS];
 		csv_head(f, rec);
 		csv_str(f, mk->data, strnlen((const char *)mk->data, mk->len));
-	} else if ((l = memmon_rec__lost(rec))) {
+	} else if (l) {
 		f = c->t[CSV_LOST];
 		fprintf(f, "%llu,%u,%llu,%llu,%llu", (unsigned long long)rec->time_ns,
 			rec->cpu, (unsigned long long)l->count,
@@ -598,7 +623,12 @@ static int close_outputs(const char *cmd, struct export_ctx *c, const char *outp
 int cmd_export(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		REC_FILTER_LONGOPTS,
+		{ "pid", required_argument, NULL, 'p' },
+		{ "tid", required_argument, NULL, REC_FILTER_OPT_TID },
+		{ "time", required_argument, NULL, REC_FILTER_OPT_TIME },
+		{ "events", required_argument, NULL, 'e' },
+		{ "failed", no_argument, NULL, REC_FILTER_OPT_FAILED },
+		{ "min-duration", required_argument, NULL, REC_FILTER_OPT_MIN_DUR },
 		{ "format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },

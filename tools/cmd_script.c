@@ -57,7 +57,12 @@ static int script_cb(void *vctx, const struct memmon_rec_header *rec)
 int cmd_script(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		REC_FILTER_LONGOPTS,
+		{ "pid", required_argument, NULL, 'p' },
+		{ "tid", required_argument, NULL, REC_FILTER_OPT_TID },
+		{ "time", required_argument, NULL, REC_FILTER_OPT_TIME },
+		{ "events", required_argument, NULL, 'e' },
+		{ "failed", no_argument, NULL, REC_FILTER_OPT_FAILED },
+		{ "min-duration", required_argument, NULL, REC_FILTER_OPT_MIN_DUR },
 		{ "json", no_argument, NULL, 'J' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },

@@ -26,8 +26,10 @@ void rec_filter_free(struct rec_filter *f)
 	free(f->tids);
 	free(f->from.mark);
 	free(f->to.mark);
-	f->pids = f->tids = NULL;
-	f->from.mark = f->to.mark = NULL;
+	f->pids = NULL;
+	f->tids = NULL;
+	f->from.mark = NULL;
+	f->to.mark = NULL;
 }
 
 int rec_filter_parse_ids(const char *cmd, const char *arg, pid_t **ids, int *nr)

@@ -63,25 +63,19 @@ int rec_filter_resolve(const char *cmd, struct rec_filter *f,
 		       struct memmon_trace_reader *r, const char *path);
 
 /*
- * The filter options as getopt_long() entries and their handler, shared
- * by the commands: -p/--pid, --tid, --time, -e/--events, --failed,
- * --min-duration. rec_filter_option() returns 0, an exit code after a
- * message, or -1 if opt is none of them.
+ * The filter options, shared by the commands: -p/--pid, --tid, --time,
+ * -e/--events, --failed, --min-duration (each command lists them in its
+ * getopt_long() table with these values). rec_filter_option() returns 0,
+ * an exit code after a message, or -1 if opt is none of them.
  */
 #define REC_FILTER_SHORTOPTS	"p:e:"
-#define REC_FILTER_LONGOPTS						\
-	{ "pid", required_argument, NULL, 'p' },			\
-	{ "tid", required_argument, NULL, REC_FILTER_OPT_TID },		\
-	{ "time", required_argument, NULL, REC_FILTER_OPT_TIME },	\
-	{ "events", required_argument, NULL, 'e' },			\
-	{ "failed", no_argument, NULL, REC_FILTER_OPT_FAILED },		\
-	{ "min-duration", required_argument, NULL, REC_FILTER_OPT_MIN_DUR }
 enum {
 	REC_FILTER_OPT_TID = 0x100,
 	REC_FILTER_OPT_TIME,
 	REC_FILTER_OPT_FAILED,
 	REC_FILTER_OPT_MIN_DUR,
 };
+
 int rec_filter_option(const char *cmd, struct rec_filter *f, int opt,
 		      const char *arg);
 /* The options' help lines. */
