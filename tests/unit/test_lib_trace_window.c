@@ -5,7 +5,7 @@
  * where a CPU's records are out of time order (a syscall stamped at entry,
  * written after its faults); every record up to the end is among them;
  * chunks outside the window are not read (a damaged one there does not
- * matter); bad arguments are refused; (0, max) is the whole file again.
+ * matter); a file without index is windowed alike; bad arguments are refused; (0, max) is the whole file again.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -194,6 +194,43 @@ static void test_window_is_exact(void **state)
 	memmon_trace_reader__close(r);
 }
 
+/* A file without index (the writer was killed): the scan's chunks, alike. */
+static void test_window_without_index(void **state)
+{
+	static __u8 b[8 << 20];
+	char cut[160];
+	struct memmon_trace_reader *r;
+	struct seen all;
+	__u64 first, span;
+	unsigned int i;
+	size_t len;
+	FILE *f;
+
+	(void)state;
+	f = fopen(path, "rb");
+	assert_non_null(f);
+	len = fread(b, 1, sizeof(b), f);
+	fclose(f);
+	snprintf(cut, sizeof(cut), "%s.cut", path);
+	f = fopen(cut, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(b, 1, len * 9 / 10, f), len * 9 / 10);
+	fclose(f);
+	r = memmon_trace_reader__open(cut, NULL);
+	assert_non_null(r);
+	assert_false(memmon_trace_reader__info(r)->has_index);
+	seen_init(&all);
+	assert_true(memmon_trace_reader__for_each(r, seen_cb, &all) > NREC / 2);
+	first = memmon_trace_reader__info(r)->first_ns;
+	span = memmon_trace_reader__info(r)->last_ns - first;
+	for (i = 0; i < 10; i++)
+		check_window(r, &all, first + span * i / 10,
+			     first + span * i / 10 + span / 8);
+	seen_fini(&all);
+	memmon_trace_reader__close(r);
+	unlink(cut);
+}
+
 static int count_cb(void *ctx, const struct memmon_rec_header *rec)
 {
 	(void)rec;
@@ -275,6 +312,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_window_is_exact),
+		cmocka_unit_test(test_window_without_index),
 		cmocka_unit_test(test_window_skips_chunks),
 		cmocka_unit_test(test_window_bad_args),
 	};
