@@ -64,6 +64,7 @@ struct export_ctx {
 	struct idset seen;
 	FILE *t[CSV__COUNT];	/* csv */
 	int err;		/* negative errno that stopped the pass */
+	struct memmon_rec_header bad;	/* a record too short for its type */
 };
 
 static const char export_usage[] =
@@ -576,6 +577,8 @@ static int export_cb(void *vctx, const struct memmon_rec_header *rec)
 			if (ferror(c->t[i]))
 				ret = -EIO;
 	}
+	if (ret == -EBADMSG)
+		c->bad = *rec;
 	if (ret)
 		c->err = ret;
 	return ret;
@@ -735,9 +738,14 @@ int cmd_export(int argc, char **argv)
 	} else if (n < 0) {
 		const char *msg = memmon_trace_reader__errmsg(r);
 
-		tool_err(cmd, "%s: %s", path, c.err == -EBADMSG ?
-			 "a record too short for its type" :
-			 *msg ? msg : strerror((int)-n));
+		if (c.err == -EBADMSG)
+			tool_err(cmd, "%s: a malformed record: type %u (%s) of %u "
+				 "bytes at time_ns %llu, cpu %u", path, c.bad.type,
+				 memmon_rec_type__name(c.bad.type) ?: "?",
+				 c.bad.size, (unsigned long long)c.bad.time_ns,
+				 c.bad.cpu);
+		else
+			tool_err(cmd, "%s: %s", path, *msg ? msg : strerror((int)-n));
 	} else {
 		if (!c.csv)
 			fprintf(c.out, "\n],\"displayTimeUnit\":\"ns\","

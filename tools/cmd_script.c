@@ -21,6 +21,7 @@ struct script_ctx {
 	struct memmon_paths *paths;
 	const struct rec_filter *f;
 	int werr;		/* the stream's errno of a failed write */
+	struct memmon_rec_header bad;	/* a record the decoder refused */
 };
 
 static const char script_usage[] =
@@ -39,6 +40,7 @@ static const char script_usage[] =
 static int script_cb(void *vctx, const struct memmon_rec_header *rec)
 {
 	struct script_ctx *c = vctx;
+	int ret;
 
 	memmon_paths__add_rec(c->paths, rec);
 	if (!rec_filter_match(c->f, rec))
@@ -46,8 +48,14 @@ static int script_cb(void *vctx, const struct memmon_rec_header *rec)
 	/* PATH records feed the fd<path> decoding; text shows them there. */
 	if (rec->type == MEMMON_REC_PATH && !c->json)
 		return 0;
-	if ((c->json ? memmon_rec__fprint_json(c->out, rec, &c->fopts) :
-		       memmon_rec__fprint(c->out, rec, &c->fopts)) < 0) {
+	ret = c->json ? memmon_rec__fprint_json(c->out, rec, &c->fopts) :
+			memmon_rec__fprint(c->out, rec, &c->fopts);
+	if (ret == -EBADMSG && !ferror(c->out)) {
+		/* a known type, too short for its fields (CRC-valid: written so) */
+		c->bad = *rec;
+		return -EBADMSG;
+	}
+	if (ret < 0) {
 		c->werr = errno ? errno : EIO;
 		return -EIO;
 	}
@@ -153,6 +161,11 @@ int cmd_script(int argc, char **argv)
 	n = rec_pipe_for_each(r, script_cb, &c, 0);
 	if (n == -EIO && c.werr) {
 		tool_err(cmd, "write error: %s", strerror(c.werr));
+	} else if (n == -EBADMSG && c.bad.size) {
+		tool_err(cmd, "%s: a malformed record: type %u (%s) of %u bytes at "
+			 "time_ns %llu, cpu %u", path, c.bad.type,
+			 memmon_rec_type__name(c.bad.type) ?: "?", c.bad.size,
+			 (unsigned long long)c.bad.time_ns, c.bad.cpu);
 	} else if (n < 0) {
 		const char *msg = memmon_trace_reader__errmsg(r);
 

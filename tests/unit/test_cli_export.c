@@ -480,7 +480,7 @@ static void test_csv(void **state)
 
 static void test_errors(void **state)
 {
-	char flipped[160], notdir[200];
+	char flipped[160], notdir[200], malformed[160];
 	size_t len, i;
 	char *buf = story_slurp(trace, &len);
 	const struct {
@@ -499,6 +499,10 @@ static void test_errors(void **state)
 		  "bad duration" },
 		{ A("export", "-f", "chrome", "/nonexistent"), 1, "No such file" },
 		{ A("export", "-f", "chrome", flipped), 1, "checksum mismatch" },
+		{ A("export", "-f", "chrome", malformed), 1,
+		  "a malformed record: type 3 (syscall) of 32 bytes" },
+		{ A("export", "-f", "csv", "-o", csvdir, malformed), 1,
+		  "a malformed record: type 3 (syscall) of 32 bytes" },
 		{ A("export", "-f", "csv", "-o", flipped, flipped), 1, "" },
 		{ A("export", "-f", "csv", "-o", notdir, trace), 1, "No such file" },
 		{ A("export", "-f", "chrome", "-o", notdir, trace), 1, "No such file" },
@@ -509,6 +513,8 @@ static void test_errors(void **state)
 	(void)state;
 	snprintf(flipped, sizeof(flipped), "%s/flipped.trace", dir);
 	snprintf(notdir, sizeof(notdir), "%s/no/such/dir", dir);
+	snprintf(malformed, sizeof(malformed), "%s/malformed.trace", dir);
+	story_write_malformed(malformed);
 	buf[len / 2] ^= 0x08;
 	{
 		FILE *f = fopen(flipped, "wb");

@@ -374,7 +374,7 @@ struct err_case {
 
 static void test_errors(void **state)
 {
-	char notrace[160], cut[160], flipped[160];
+	char notrace[160], cut[160], flipped[160], malformed[160];
 	size_t len;
 	char *buf = story_slurp(tr_clean, &len);
 	const struct err_case c[] = {
@@ -397,6 +397,9 @@ static void test_errors(void **state)
 		{ A("script", "/nonexistent/x.trace"), 1, "No such file" },
 		{ A("script", notrace), 1, "not a memmon trace file" },
 		{ A("script", flipped), 1, "checksum mismatch" },
+		{ A("script", malformed), 1,
+		  "a malformed record: type 3 (syscall) of 32 bytes at time_ns 1000000000001" },
+		{ A("script", "--json", malformed), 1, "a malformed record: type 3" },
 		{ A("script", "--help"), 0, "" },
 	};
 	size_t i;
@@ -406,6 +409,8 @@ static void test_errors(void **state)
 	snprintf(notrace, sizeof(notrace), "%s/notrace", dir);
 	snprintf(cut, sizeof(cut), "%s/cut.trace", dir);
 	snprintf(flipped, sizeof(flipped), "%s/flipped.trace", dir);
+	snprintf(malformed, sizeof(malformed), "%s/malformed.trace", dir);
+	story_write_malformed(malformed);
 	f = fopen(notrace, "w");
 	fputs("hello, this is not a trace at all; not even close to one, and "
 	      "long enough for a header\n", f);
@@ -436,6 +441,7 @@ static void test_errors(void **state)
 	unlink(notrace);
 	unlink(cut);
 	unlink(flipped);
+	unlink(malformed);
 	free(buf);
 }
 

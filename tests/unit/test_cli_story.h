@@ -292,6 +292,33 @@ static inline void story_write(const char *path, bool lost)
 		abort();
 }
 
+/*
+ * A file whose checksums are right but whose second record, a SYSCALL,
+ * is 32 bytes: too short for its fields (a writer's bug, not damage).
+ */
+static inline void story_write_malformed(const char *path)
+{
+	LIBMEMMON_OPTS(memmon_trace_writer_opts, wo, .nr_cpus = 1);
+	struct memmon_trace_writer *w = memmon_trace_writer__open(path, &wo);
+	__u64 buf[16] = { 0 };
+	struct memmon_rec_rss *r = (void *)buf;
+	struct memmon_rec_header *h = (void *)((char *)buf + sizeof(*r));
+
+	if (!w)
+		abort();
+	r->hdr.size = sizeof(*r);
+	r->hdr.type = MEMMON_REC_RSS;
+	r->hdr.time_ns = STORY_T0;
+	r->hdr.tgid = r->hdr.tid = 1;
+	h->size = 32;
+	h->type = MEMMON_REC_SYSCALL;
+	h->time_ns = STORY_T0 + 1;
+	h->tgid = h->tid = 1;
+	if (memmon_trace_writer__add_chunk(w, 0, buf, sizeof(*r) + 32) ||
+	    memmon_trace_writer__close(w))
+		abort();
+}
+
 static inline size_t story_count(__u16 type)
 {
 	size_t i, n = 0;
