@@ -54,8 +54,26 @@ struct idset {
 	size_t cap, nr;
 };
 
+/*
+ * --fault-bucket: a process's faults in the current bucket, by class
+ * (enum memmon_fault_class) and major; open addressing by tgid, as idset.
+ */
+#define NR_FCLASS	(MEMMON_FCLASS_OTHER + 1)
+
+struct fault_agg {
+	__u32 tgid;		/* 0: free slot */
+	__u32 tid;		/* the last fault's thread: the event's tid */
+	__u64 bucket;		/* time_ns / bucket_ns of the counts */
+	__u64 cnt[NR_FCLASS];
+	__u64 major;
+	bool counted;		/* cnt[]/major hold something */
+};
+
 struct export_ctx {
 	const struct rec_filter *f;
+	__u64 bucket_ns;	/* 0: a fault is an instant event */
+	struct fault_agg *agg;
+	size_t agg_cap, agg_nr;
 	struct memmon_paths *paths;
 	struct memmon_format_opts fopts;
 	bool csv;
@@ -74,7 +92,9 @@ static const char export_usage[] =
 "                        chrome://tracing), to FILE or standard output;\n"
 "                        csv: syscalls.csv, faults.csv, rss.csv,\n"
 "                        lifecycle.csv, marks.csv, lost.csv in DIR\n"
-"  -o, --output PATH     the file (chrome) or directory (csv, required)\n";
+"  -o, --output PATH     the file (chrome) or directory (csv, required)\n"
+"      --fault-bucket D  chrome: faults as per-process counters of each D\n"
+"                        (e.g. 10ms) instead of an instant event each\n";
 
 static __u64 id_hash(__u64 k)
 {
@@ -304,6 +324,100 @@ static void chrome_call(struct export_ctx *c, const struct memmon_rec_header *re
 		free(p);
 }
 
+static struct fault_agg *agg_get(struct export_ctx *c, __u32 tgid)
+{
+	size_t i, j;
+
+	/* tgid 0 (not visible in the recorder's namespace) keeps slot ~0 */
+	tgid = tgid ? tgid : 0xffffffffU;
+	if ((c->agg_nr + 1) * 2 > c->agg_cap) {
+		size_t ncap = c->agg_cap ? c->agg_cap * 2 : 64;
+		struct fault_agg *n = calloc(ncap, sizeof(*n));
+
+		if (!n)
+			return NULL;
+		for (j = 0; j < c->agg_cap; j++) {
+			if (!c->agg[j].tgid)
+				continue;
+			for (i = id_hash(c->agg[j].tgid) & (ncap - 1); n[i].tgid;
+			     i = (i + 1) & (ncap - 1))
+				;
+			n[i] = c->agg[j];
+		}
+		free(c->agg);
+		c->agg = n;
+		c->agg_cap = ncap;
+	}
+	for (i = id_hash(tgid) & (c->agg_cap - 1); c->agg[i].tgid;
+	     i = (i + 1) & (c->agg_cap - 1))
+		if (c->agg[i].tgid == tgid)
+			return &c->agg[i];
+	c->agg[i].tgid = tgid;
+	c->agg_nr++;
+	return &c->agg[i];
+}
+
+static void agg_counter(struct export_ctx *c, const struct fault_agg *a,
+			__u64 bucket, const __u64 *cnt, __u64 major)
+{
+	unsigned int k;
+
+	chrome_sep(c);
+	fputs("{\"name\":\"faults\",\"cat\":\"fault\",\"ph\":\"C\",\"ts\":", c->out);
+	put_us(c->out, bucket * c->bucket_ns);
+	fprintf(c->out, ",\"pid\":%u,\"tid\":%u,\"args\":{",
+		a->tgid == 0xffffffffU ? 0 : a->tgid, a->tid);
+	for (k = 0; k < NR_FCLASS; k++)
+		fprintf(c->out, "\"%s\":%llu,", memmon_fault_class__name(k),
+			(unsigned long long)cnt[k]);
+	fprintf(c->out, "\"major\":%llu}}", (unsigned long long)major);
+}
+
+/*
+ * A bucket's counts, as a counter at its start; and zeros at the next
+ * bucket when the process had no fault there, so that the step graph
+ * drops instead of holding the count across the gap.
+ */
+static void agg_flush(struct export_ctx *c, struct fault_agg *a, __u64 next)
+{
+	static const __u64 zero[NR_FCLASS];
+
+	if (!a->counted)
+		return;
+	agg_counter(c, a, a->bucket, a->cnt, a->major);
+	if (next != a->bucket + 1)
+		agg_counter(c, a, a->bucket + 1, zero, 0);
+	memset(a->cnt, 0, sizeof(a->cnt));
+	a->major = 0;
+	a->counted = false;
+}
+
+static int agg_fault(struct export_ctx *c, const struct memmon_rec_fault *ft)
+{
+	struct fault_agg *a = agg_get(c, ft->hdr.tgid);
+	__u64 b = ft->hdr.time_ns / c->bucket_ns;
+
+	if (!a)
+		return -ENOMEM;
+	if (a->counted && a->bucket != b)
+		agg_flush(c, a, b);
+	a->bucket = b;
+	a->tid = ft->hdr.tid;
+	a->cnt[ft->fclass < NR_FCLASS ? ft->fclass : MEMMON_FCLASS_OTHER]++;
+	a->major += !!(ft->flags & MEMMON_FAULTF_MAJOR);
+	a->counted = true;
+	return 0;
+}
+
+static void agg_flush_all(struct export_ctx *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->agg_cap; i++)
+		if (c->agg[i].tgid)
+			agg_flush(c, &c->agg[i], UINT64_MAX);
+}
+
 static int chrome_rec(struct export_ctx *c, const struct memmon_rec_header *rec)
 {
 	const struct memmon_rec_syscall *sc;
@@ -368,6 +482,8 @@ static int chrome_rec(struct export_ctx *c, const struct memmon_rec_header *rec)
 				fprintf(c->out, "\"%lld\"", (long long)-sc->ret);
 		}
 		fputs("}}", c->out);
+	} else if (ft && c->bucket_ns) {
+		return agg_fault(c, ft);
 	} else if (ft) {
 		s = memmon_fault_class__name(ft->fclass);
 		snprintf(name, sizeof(name), "fault %s%s", s ? s : "?",
@@ -633,6 +749,7 @@ int cmd_export(int argc, char **argv)
 		{ "failed", no_argument, NULL, REC_FILTER_OPT_FAILED },
 		{ "min-duration", required_argument, NULL, REC_FILTER_OPT_MIN_DUR },
 		{ "format", required_argument, NULL, 'f' },
+		{ "fault-bucket", required_argument, NULL, 'B' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -665,6 +782,16 @@ int cmd_export(int argc, char **argv)
 			break;
 		case 'o':
 			output = optarg;
+			break;
+		case 'B':
+			ret = rec_filter_parse_duration(cmd, optarg, &c.bucket_ns);
+			if (ret)
+				goto out_free;
+			if (!c.bucket_ns) {
+				ret = tool_usage_err(cmd, "bad --fault-bucket '%s': "
+						     "at least 1ns", optarg);
+				goto out_free;
+			}
 			break;
 		case 'h':
 			fputs(export_usage, stdout);
@@ -747,6 +874,7 @@ int cmd_export(int argc, char **argv)
 		else
 			tool_err(cmd, "%s: %s", path, *msg ? msg : strerror((int)-n));
 	} else {
+		agg_flush_all(&c);
 		if (!c.csv)
 			fprintf(c.out, "\n],\"displayTimeUnit\":\"ns\","
 				"\"otherData\":{\"source\":\"memmon export\"}}\n");
@@ -757,6 +885,7 @@ out_outputs:
 		ret = 1;
 out_close:
 	free(c.seen.keys);
+	free(c.agg);
 	memmon_paths__free(c.paths);
 	memmon_trace_reader__close(r);
 out_free:

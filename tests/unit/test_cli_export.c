@@ -4,7 +4,8 @@
  * invalid UTF-8) and keeps the Trace Event Format's rules (ph, ts, pid,
  * tid on every event, dur >= 0 on X, metadata before every pid and tid
  * used, ts in microseconds equal to the records' time_ns); each record
- * kind becomes its event, hostile text is escaped; the CSV tables have
+ * kind becomes its event, hostile text is escaped; --fault-bucket's
+ * counters add up to the faults; the CSV tables have
  * their headers, one row per record of their kind, fields that read back
  * as written (quoted commas, quotes and newlines included); filters
  * apply; errors give the documented exit codes.
@@ -254,6 +255,66 @@ static void test_chrome_filtered(void **state)
 	assert_non_null(root);
 	assert_true(json_array_size(json_object_get(root, "traceEvents")) > 5);
 	json_decref(root);
+}
+
+/* --fault-bucket: counters per process and bucket that add up to the faults. */
+static void test_chrome_fault_buckets(void **state)
+{
+	static const __u32 pids[] = { 100, 200, 300 };
+	__u64 sum[3] = { 0 }, want[3] = { 0 }, major = 0, want_major = 0;
+	json_t *root, *e, *v;
+	json_error_t jerr;
+	const char *key;
+	size_t i, k, zeros = 0;
+
+	(void)state;
+	run_ok(A("export", "-f", "chrome", "--fault-bucket", "10ms", "-o", outp, trace));
+	root = json_load_file(outp, 0, &jerr);
+	assert_non_null(root);
+	json_array_foreach(json_object_get(root, "traceEvents"), i, e) {
+		const char *cat = json_string_value(json_object_get(e, "cat"));
+		json_int_t pid = json_integer_value(json_object_get(e, "pid"));
+		__u64 ts, n = 0;
+
+		if (!cat || strcmp(cat, "fault"))
+			continue;
+		ts = us_to_ns(json_object_get(e, "ts"));
+		assert_string_equal(json_string_value(json_object_get(e, "ph")), "C");
+		assert_string_equal(json_string_value(json_object_get(e, "name")), "faults");
+		/* at a bucket's start */
+		assert_int_equal(ts % 10000000, 0);
+		json_object_foreach(json_object_get(e, "args"), key, v) {
+			if (!strcmp(key, "major")) {
+				major += (__u64)json_integer_value(v);
+				continue;
+			}
+			n += (__u64)json_integer_value(v);
+		}
+		zeros += !n;
+		for (k = 0; k < 3; k++)
+			if (pid == pids[k])
+				sum[k] += n;
+	}
+	for (i = 0; i < story_n; i++) {
+		if (story[i].type != MEMMON_REC_FAULT)
+			continue;
+		want_major += !!(story[i].fflags & MEMMON_FAULTF_MAJOR);
+		for (k = 0; k < 3; k++)
+			if (story[i].tgid == pids[k])
+				want[k]++;
+	}
+	for (k = 0; k < 3; k++) {
+		assert_true(want[k] > 10);
+		assert_int_equal(sum[k], want[k]);
+	}
+	assert_int_equal(major, want_major);
+	/* the story's faults are sparse: the graph drops between buckets */
+	assert_true(zeros > 10);
+	json_decref(root);
+	run_memmon(&res, NULL, NULL, A("export", "-f", "chrome", "--fault-bucket", "0",
+				       trace));
+	assert_int_equal(res.code, 2);
+	assert_non_null(strstr(res.err, "bad --fault-bucket '0'"));
 }
 
 /* RFC 4180 rows: fields split, quotes undone. */
@@ -561,6 +622,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_chrome),
 		cmocka_unit_test(test_chrome_filtered),
+		cmocka_unit_test(test_chrome_fault_buckets),
 		cmocka_unit_test(test_csv),
 		cmocka_unit_test(test_errors),
 	};
