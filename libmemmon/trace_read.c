@@ -795,9 +795,9 @@ const char *memmon_trace_reader__meta(const struct memmon_trace_reader *r)
 
 /*
  * Why this is exact (the same records, in the same order, as a full pass
- * that drops those before start_ns): a CPU's records are in ring order,
- * which is not quite time order (a syscall is stamped at entry and written
- * at exit, after its faults). The merge always takes the smallest head;
+ * that drops those before start_ns), without trusting a CPU's records to
+ * be in time order (the driver writes them so; a file is not trusted to
+ * be what the driver wrote). The merge always takes the smallest head;
  * removing every record before start_ns from every stream changes no head
  * at the moment a full pass delivers a record at or after start_ns (all
  * heads are then >= start_ns, and what came before them in their stream

@@ -2,10 +2,11 @@
 /*
  * memmon_trace_reader__set_window(): a windowed pass delivers exactly the
  * records of a full pass at or after the start, in the same order, even
- * where a CPU's records are out of time order (a syscall stamped at entry,
- * written after its faults); every record up to the end is among them;
- * chunks outside the window are not read (a damaged one there does not
- * matter); a file without index is windowed alike; bad arguments are refused; (0, max) is the whole file again.
+ * where a CPU's records are out of time order (the reader does not trust
+ * the file to be as the driver writes it); every record up to the end is
+ * among them; chunks outside the window are not read (a damaged one there
+ * does not matter); a file without index is windowed alike; bad arguments
+ * are refused; (0, max) is the whole file again.
  */
 #include <errno.h>
 #include <stdarg.h>

@@ -109,8 +109,8 @@ LIBMEMMON_API long memmon_trace_reader__for_each(struct memmon_trace_reader *r,
  * those from which on every chunk starts after end_ns, are not read. The
  * pass delivers exactly the records of a full pass with time_ns >=
  * start_ns, in the same order; records after end_ns may be delivered too
- * (a CPU's records are in ring order, not strictly in time order), so the
- * caller filters them. (0, UINT64_MAX) is the whole file again. -EINVAL
+ * (the chunks that hold the window's last records), so the caller filters
+ * them. (0, UINT64_MAX) is the whole file again. -EINVAL
  * if start_ns > end_ns. Since MEMMON_0.3.
  */
 LIBMEMMON_API int memmon_trace_reader__set_window(struct memmon_trace_reader *r,
