@@ -38,8 +38,10 @@ bool mtf_map_whole = true;
 
 struct src {
 	__u64 *chunks;		/* block offsets of this CPU, file order */
+	__u64 (*span)[2];	/* [i]: chunks[i]'s first_ns, last_ns */
 	size_t nr, cap;
 	size_t next;		/* the chunk to load next */
+	size_t begin, end;	/* the window's chunks: [begin, end) */
 	void *map;		/* this chunk's own mapping, or NULL */
 	bool held;		/* [map_off, + map_len) of the file is in use */
 	size_t map_len;
@@ -61,6 +63,7 @@ struct memmon_trace_reader {
 	char *meta_text;
 	struct src *src;
 	struct mm_merge merge;
+	__u64 win_start;	/* records before this are not delivered */
 	const __u8 *fmap;	/* the whole file, or NULL: a map per chunk */
 	size_t fmap_len;
 	struct passed {		/* file ranges of chunks passed, to release */
@@ -186,13 +189,22 @@ static int add_chunk(struct memmon_trace_reader *r, const struct mtf_block *b,
 	if (s->nr == s->cap) {
 		size_t ncap = s->cap ? s->cap * 2 : 64;
 		__u64 *n = realloc(s->chunks, ncap * sizeof(*n));
+		__u64 (*sp)[2];
 
 		if (!n)
 			return fail(r, -ENOMEM, "out of memory");
 		s->chunks = n;
+		sp = realloc(s->span, ncap * sizeof(*sp));
+		if (!sp)
+			return fail(r, -ENOMEM, "out of memory");
+		s->span = sp;
 		s->cap = ncap;
 	}
+	/* An empty chunk holds nothing of any window: an empty span. */
+	s->span[s->nr][0] = b->nr_records ? b->first_ns : UINT64_MAX;
+	s->span[s->nr][1] = b->nr_records ? b->last_ns : 0;
 	s->chunks[s->nr++] = off;
+	s->end = s->nr;
 	r->info.nr_chunks++;
 	r->info.nr_records += b->nr_records;
 	if (b->nr_records) {
@@ -650,9 +662,10 @@ static int src_push(struct memmon_trace_reader *r, unsigned int cpu, bool replac
 	struct mm_merge_node n;
 	int err;
 
+again:
 	while (s->pos >= s->len) {
 		src_unload(r, s);
-		if (s->next >= s->nr) {
+		if (s->next >= s->end) {
 			if (replace)
 				mm_merge_pop(&r->merge);
 			return 0;
@@ -675,6 +688,11 @@ static int src_push(struct memmon_trace_reader *r, unsigned int cpu, bool replac
 			    (unsigned long long)s->chunk_off, cpu,
 			    (unsigned long long)s->pos,
 			    s->compressed ? "decompressed" : "");
+	/* Before the window: as if this CPU's stream did not hold it. */
+	if (h->time_ns < r->win_start) {
+		s->pos += h->size;
+		goto again;
+	}
 	n.time = h->time_ns;
 	n.pos = s->pos;
 	n.src = cpu;
@@ -712,7 +730,7 @@ long memmon_trace_reader__for_each(struct memmon_trace_reader *r,
 	mm_merge_reset(&r->merge);
 	for (c = 0; c < r->info.nr_cpus; c++) {
 		src_unload(r, &r->src[c]);
-		r->src[c].next = 0;
+		r->src[c].next = r->src[c].begin;
 	}
 	for (c = 0; c < r->info.nr_cpus && !err; c++)
 		err = src_push(r, c, false);
@@ -748,6 +766,7 @@ void memmon_trace_reader__close(struct memmon_trace_reader *r)
 	for (c = 0; r->src && c < r->info.nr_cpus; c++) {
 		src_unload(r, &r->src[c]);
 		free(r->src[c].chunks);
+		free(r->src[c].span);
 		free(r->src[c].zbuf);
 	}
 	if (r->fmap) {
@@ -772,6 +791,44 @@ memmon_trace_reader__info(const struct memmon_trace_reader *r)
 const char *memmon_trace_reader__meta(const struct memmon_trace_reader *r)
 {
 	return r && r->meta_text ? r->meta_text : "{}";
+}
+
+/*
+ * Why this is exact (the same records, in the same order, as a full pass
+ * that drops those before start_ns), without trusting a CPU's records to
+ * be in time order (the driver writes them so; a file is not trusted to
+ * be what the driver wrote). The merge always takes the smallest head;
+ * removing every record before start_ns from every stream changes no head
+ * at the moment a full pass delivers a record at or after start_ns (all
+ * heads are then >= start_ns, and what came before them in their stream
+ * was delivered), so the order of what is left is the same. The chunks
+ * before a CPU's first one with last_ns >= start_ns hold only such
+ * records. At the other end, only a suffix is cut: from the first chunk
+ * after which every chunk starts after end_ns; a stream's tail that never
+ * reaches the output changes nothing of the order of the others. Records
+ * after end_ns inside the kept chunks are delivered: the caller filters
+ * (dropping them inside a stream would reorder what is left).
+ */
+int memmon_trace_reader__set_window(struct memmon_trace_reader *r,
+				    __u64 start_ns, __u64 end_ns)
+{
+	unsigned int c;
+	size_t i;
+
+	if (!r || start_ns > end_ns)
+		return libmm_err(-EINVAL);
+	r->win_start = start_ns;
+	for (c = 0; c < r->info.nr_cpus; c++) {
+		struct src *s = &r->src[c];
+
+		for (i = 0; i < s->nr && s->span[i][1] < start_ns; i++)
+			;
+		s->begin = i;
+		for (i = s->nr; i > s->begin && s->span[i - 1][0] > end_ns; i--)
+			;
+		s->end = i;
+	}
+	return 0;
 }
 
 const char *memmon_trace_reader__errmsg(const struct memmon_trace_reader *r)

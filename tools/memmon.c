@@ -18,6 +18,8 @@ static const struct cmd_struct commands[] = {
 	{ "trace",  cmd_trace,  "print memory events of processes as they happen" },
 	{ "record", cmd_record, "write memory events to a trace file" },
 	{ "report", cmd_report, "summarise a trace file per process" },
+	{ "script", cmd_script, "print a trace file's events as trace does" },
+	{ "export", cmd_export, "a trace file as Chrome trace JSON or CSV tables" },
 	{ "mark",   cmd_mark,   "put a text marker into the sessions watching us" },
 	{ "info",   cmd_info,   "show the kernel module's ABI, features and limits" },
 };

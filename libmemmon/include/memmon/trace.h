@@ -103,6 +103,18 @@ LIBMEMMON_API const char *memmon_trace_reader__meta(const struct memmon_trace_re
  */
 LIBMEMMON_API long memmon_trace_reader__for_each(struct memmon_trace_reader *r,
 						 memmon_record_fn fn, void *ctx);
+/*
+ * Limit the next passes of memmon_trace_reader__for_each() to a time
+ * window, using the index: a CPU's chunks that end before start_ns, and
+ * those from which on every chunk starts after end_ns, are not read. The
+ * pass delivers exactly the records of a full pass with time_ns >=
+ * start_ns, in the same order; records after end_ns may be delivered too
+ * (the chunks that hold the window's last records), so the caller filters
+ * them. (0, UINT64_MAX) is the whole file again. -EINVAL
+ * if start_ns > end_ns. Since MEMMON_0.3.
+ */
+LIBMEMMON_API int memmon_trace_reader__set_window(struct memmon_trace_reader *r,
+						  __u64 start_ns, __u64 end_ns);
 /* The last error's message ("" if none). */
 LIBMEMMON_API const char *memmon_trace_reader__errmsg(const struct memmon_trace_reader *r);
 

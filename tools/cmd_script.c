@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * memmon script FILE: a recording's records printed back as `memmon
+ * trace` prints them live (same decoder, same options), filtered by
+ * rec_filter; a --time window is a seek by the file's index.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <memmon/trace.h>
+#include "builtin.h"
+#include "rec_filter.h"
+#include "rec_pipe.h"
+
+struct script_ctx {
+	FILE *out;
+	bool json;
+	struct memmon_format_opts fopts;
+	struct memmon_paths *paths;
+	const struct rec_filter *f;
+	int werr;		/* the stream's errno of a failed write */
+	struct memmon_rec_header bad;	/* a record the decoder refused */
+};
+
+static const char script_usage[] =
+"usage: memmon script [--json] [-o FILE] [FILTERS] TRACE\n"
+"\n"
+"Print the records of a trace file (memmon record) as memmon trace\n"
+"prints them: text, or JSON lines with --json.\n"
+"\n"
+"      --json            one JSON object per record (JSON lines)\n"
+"  -o, --output FILE     write there instead of standard output\n";
+
+/*
+ * Every record feeds the path table before the filter: an mmap kept by
+ * the filter decodes its fd<path> from a PATH record that was not.
+ */
+static int script_cb(void *vctx, const struct memmon_rec_header *rec)
+{
+	struct script_ctx *c = vctx;
+	int ret;
+
+	memmon_paths__add_rec(c->paths, rec);
+	if (!rec_filter_match(c->f, rec))
+		return 0;
+	/* PATH records feed the fd<path> decoding; text shows them there. */
+	if (rec->type == MEMMON_REC_PATH && !c->json)
+		return 0;
+	ret = c->json ? memmon_rec__fprint_json(c->out, rec, &c->fopts) :
+			memmon_rec__fprint(c->out, rec, &c->fopts);
+	if (ret == -EBADMSG && !ferror(c->out)) {
+		/* a known type, too short for its fields (CRC-valid: written so) */
+		c->bad = *rec;
+		return -EBADMSG;
+	}
+	if (ret < 0) {
+		c->werr = errno ? errno : EIO;
+		return -EIO;
+	}
+	return 0;
+}
+
+int cmd_script(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "tid", required_argument, NULL, REC_FILTER_OPT_TID },
+		{ "time", required_argument, NULL, REC_FILTER_OPT_TIME },
+		{ "events", required_argument, NULL, 'e' },
+		{ "failed", no_argument, NULL, REC_FILTER_OPT_FAILED },
+		{ "min-duration", required_argument, NULL, REC_FILTER_OPT_MIN_DUR },
+		{ "json", no_argument, NULL, 'J' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *cmd = "script", *output = NULL, *path;
+	char err[600];
+	LIBMEMMON_OPTS(memmon_trace_reader_opts, ro, .errbuf = err,
+		       .errbuf_size = sizeof(err));
+	struct memmon_trace_reader *r = NULL;
+	const struct memmon_trace_info *in;
+	struct script_ctx c = { 0 };
+	struct rec_filter f;
+	int opt, ret;
+	long n;
+
+	rec_filter_init(&f);
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, REC_FILTER_SHORTOPTS "o:h",
+				  longopts, NULL)) != -1) {
+		ret = rec_filter_option(cmd, &f, opt, optarg);
+		if (ret >= 0) {
+			if (ret)
+				goto out_free;
+			continue;
+		}
+		switch (opt) {
+		case 'J':
+			c.json = true;
+			break;
+		case 'o':
+			output = optarg;
+			break;
+		case 'h':
+			fputs(script_usage, stdout);
+			fputs(rec_filter_help, stdout);
+			ret = tool_close_stdout(cmd);
+			goto out_free;
+		default:
+			ret = tool_usage_err(cmd, "unknown or incomplete option '%s'",
+					     argv[optind - 1]);
+			goto out_free;
+		}
+	}
+	if (optind != argc - 1) {
+		ret = tool_usage_err(cmd, optind >= argc ? "missing TRACE" :
+				     "one TRACE only");
+		goto out_free;
+	}
+	path = argv[optind];
+	ret = 1;
+	r = memmon_trace_reader__open(path, &ro);
+	if (!r) {
+		tool_err(cmd, "%s", err);
+		goto out_free;
+	}
+	in = memmon_trace_reader__info(r);
+	if (in->truncated)
+		fprintf(stderr, "memmon script: %s: truncated at offset %llu (the "
+			"recording did not finish); printing what is there\n",
+			path, (unsigned long long)in->truncated_at);
+	ret = rec_filter_resolve(cmd, &f, r, path);
+	if (ret)
+		goto out_close;
+	ret = 1;
+	c.paths = memmon_paths__new();
+	if (!c.paths) {
+		tool_err(cmd, "out of memory");
+		goto out_close;
+	}
+	/* What a window skipped: the recording lists its paths at the end. */
+	rec_filter_meta_paths(r, c.paths);
+	c.f = &f;
+	c.fopts.sz = sizeof(c.fopts);
+	c.fopts.realtime_offset_ns = in->realtime_offset_ns;
+	c.fopts.paths = c.paths;
+	c.out = stdout;
+	if (output) {
+		c.out = fopen(output, "w");
+		if (!c.out) {
+			tool_err(cmd, "%s: %s", output, strerror(errno));
+			goto out_close;
+		}
+	}
+	if (!isatty(fileno(c.out)))
+		setvbuf(c.out, NULL, _IOFBF, 1 << 20);
+	n = rec_pipe_for_each(r, script_cb, &c, 0);
+	if (n == -EIO && c.werr) {
+		tool_err(cmd, "write error: %s", strerror(c.werr));
+	} else if (n == -EBADMSG && c.bad.size) {
+		tool_err(cmd, "%s: a malformed record: type %u (%s) of %u bytes at "
+			 "time_ns %llu, cpu %u", path, c.bad.type,
+			 memmon_rec_type__name(c.bad.type) ?: "?", c.bad.size,
+			 (unsigned long long)c.bad.time_ns, c.bad.cpu);
+	} else if (n < 0) {
+		const char *msg = memmon_trace_reader__errmsg(r);
+
+		tool_err(cmd, "%s: %s", path, *msg ? msg : strerror((int)-n));
+	} else {
+		ret = 0;
+	}
+	if (c.out != stdout) {
+		if (ferror(c.out) | fclose(c.out))
+			ret = tool_err(cmd, "%s: write error", output);
+	} else if (tool_close_stdout(cmd)) {
+		ret = 1;
+	}
+out_close:
+	memmon_paths__free(c.paths);
+	memmon_trace_reader__close(r);
+out_free:
+	rec_filter_free(&f);
+	return ret;
+}
