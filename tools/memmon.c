@@ -17,6 +17,7 @@ static const struct cmd_struct commands[] = {
 	{ "trace",  cmd_trace,  "print memory events of processes as they happen" },
 	{ "record", cmd_record, "write memory events to a trace file" },
 	{ "report", cmd_report, "summarise a trace file per process" },
+	{ "timeline", cmd_timeline, "draw a trace file as a self-contained HTML page" },
 	{ "mark",   cmd_mark,   "put a text marker into the sessions watching us" },
 	{ "info",   cmd_info,   "show the kernel module's ABI, features and limits" },
 };
