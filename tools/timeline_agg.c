@@ -29,7 +29,7 @@ const char *tl_class_name(unsigned int c)
 	return c < TL_C__COUNT ? class_names[c] : NULL;
 }
 
-static int sys_kind(__u32 sys)
+int tl_sys_kind(__u32 sys)
 {
 	switch (sys) {
 	case MEMMON_SYS_MMAP:
@@ -371,7 +371,7 @@ static void on_syscall(struct tl_agg *a, struct tl_proc *p, struct tl_bucket *b,
 {
 	const __u64 *arg = sc->args;
 	bool ok = !(sc->ret < 0 && sc->ret >= -4095);
-	int k = sys_kind(sc->sys);
+	int k = tl_sys_kind(sc->sys);
 	__u64 mapped = 0, unmapped = 0;
 
 	if (sc->sys >= MEMMON_SYS__COUNT || k < 0)

@@ -23,7 +23,12 @@
  */
 #define TL_NBUCKETS		4096
 #define TL_PAGE			32		/* buckets per lazily allocated page */
-#define TL_BUCKET_BUDGET	(24UL << 20)	/* bytes of bucket pages, all lanes */
+/*
+ * Bytes of bucket pages, all lanes: 8 MiB is ~40k buckets, ~5 MiB of JSON
+ * in the page, which keeps it under 25 MiB with the detail. A few
+ * processes keep all TL_NBUCKETS; many share the budget at a coarser grid.
+ */
+#define TL_BUCKET_BUDGET	(8UL << 20)
 #define TL_MAX_PROCS		2048		/* lanes; more fold into the last */
 #define TL_MAX_THREADS		256		/* thread lanes per process */
 #define TL_MAX_MARKS		10000
@@ -151,6 +156,8 @@ int tl_agg_record(void *ctx, const struct memmon_rec_header *rec);
 void tl_agg_finish(struct tl_agg *a);
 /* Bucket i of p, NULL if nothing fell in it. */
 const struct tl_bucket *tl_bucket_get(const struct tl_proc *p, size_t i);
+/* enum tl_kind of an enum memmon_sys; -1 for an unknown call. */
+int tl_sys_kind(__u32 sys);
 const char *tl_kind_name(unsigned int k);
 const char *tl_class_name(unsigned int c);
 

@@ -194,17 +194,7 @@ static void write_detail(FILE *f, const struct tl_agg *a)
 		sp = strchr(text, ' ');
 		if (sp)
 			t = sp + 1;
-		switch (sc->sys) {
-		case MEMMON_SYS_MMAP: case MEMMON_SYS_MMAP2: case MEMMON_SYS_OLD_MMAP:
-			k = TL_K_MMAP; break;
-		case MEMMON_SYS_MUNMAP: k = TL_K_MUNMAP; break;
-		case MEMMON_SYS_BRK: k = TL_K_BRK; break;
-		case MEMMON_SYS_MREMAP: k = TL_K_MREMAP; break;
-		case MEMMON_SYS_MADVISE: k = TL_K_MADVISE; break;
-		case MEMMON_SYS_MPROTECT: k = TL_K_MPROTECT; break;
-		case MEMMON_SYS_FSYNC: k = TL_K_FSYNC; break;
-		default: k = TL_K_MLOCK; break;
-		}
+		k = tl_sys_kind(sc->sys);
 		fprintf(f, "%s[%llu,%llu,%u,%u,%d,%d,", i ? ",\n" : "\n",
 			rel(a, sc->hdr.time_ns), (unsigned long long)sc->duration_ns,
 			sc->hdr.tgid, sc->hdr.tid, k, failed);
