@@ -233,7 +233,8 @@
 	}
 
 	function drawAxis() {
-		var step = niceStep(view.b - view.a, Math.max(2, (W - GUTTER) / 110));
+		/* room for the wall clock's "hh:mm:ss.fff" under each tick */
+		var step = niceStep(view.b - view.a, Math.max(2, (W - GUTTER) / (D.has_rt ? 150 : 110)));
 		var t = Math.ceil(view.a / step) * step;
 		ctx.fillStyle = '#fff';
 		ctx.fillRect(0, 0, W, AXIS);
@@ -517,7 +518,9 @@
 			ctx.fillStyle = '#b00';
 			ctx.fillText('lost ' + x[2] + ' (cpu' + x[3] + ')', a + 3, H - 16);
 		});
-		fsyncs.forEach(function (c) {
+		/* fsync rules while they stay readable; the marks show the rest */
+		var lo = lowerBound(fsyncs, view.a), hi = lowerBound(fsyncs, view.b);
+		fsyncs.slice(lo, hi - lo > 200 ? lo : hi).forEach(function (c) {
 			var x = X(c[0]);
 			if (x < GUTTER || x > W)
 				return;
