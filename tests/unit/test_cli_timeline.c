@@ -516,6 +516,26 @@ static void test_errors(void **state)
 	unlink(corrupt);
 }
 
+/* A trace with no records at all: an empty page, not an error. */
+static void test_empty(void **state)
+{
+	LIBMEMMON_OPTS(memmon_trace_writer_opts, o, .nr_cpus = 1);
+	char empty[160];
+	json_t *j;
+
+	(void)state;
+	snprintf(empty, sizeof(empty), "%s/empty.trace", dir);
+	assert_int_equal(memmon_trace_writer__close(memmon_trace_writer__open(empty, &o)), 0);
+	run_memmon(&res, NULL, NULL, A("timeline", empty, "-o", html));
+	assert_int_equal(res.code, 0);
+	j = page_data(html);
+	assert_int_equal(json_array_size(json_object_get(j, "processes")), 0);
+	assert_int_equal(geti(j, "records"), 0);
+	assert_int_equal(geti(j, "duration"), 0);
+	json_decref(j);
+	unlink(empty);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -543,6 +563,7 @@ int main(void)
 		cmocka_unit_test(test_long_trace),
 		cmocka_unit_test(test_many_lanes),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_empty),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
