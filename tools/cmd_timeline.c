@@ -144,7 +144,8 @@ int cmd_timeline(int argc, char **argv)
 		goto out;
 	}
 	e = mkstemp(tmp);
-	if (e < 0 || !(f = fdopen(e, "w"))) {
+	f = e >= 0 ? fdopen(e, "w") : NULL;
+	if (!f) {
 		tool_err(cmd, "%s: %s", out, strerror(errno));
 		if (e >= 0) {
 			close(e);

@@ -15,6 +15,7 @@
 static const char *const kind_names[TL_K__COUNT] = {
 	"mmap", "munmap", "brk", "mremap", "mlock", "madvise", "mprotect", "fsync",
 };
+
 static const char *const class_names[TL_C__COUNT] = {
 	"anon", "file", "shmem", "swap", "other",
 };

@@ -14,11 +14,8 @@
 #include <string.h>
 #include "timeline_agg.h"
 #include "timeline_out.h"
+#include "timeline_page.h"
 
-/* The template pieces, generated from tools/timeline/ (tools/tools.mk). */
-extern const char memmon_timeline_page_html[];
-extern const char memmon_timeline_page_css[];
-extern const char memmon_timeline_page_js[];
 
 static size_t utf8_len(const unsigned char *s)
 {
@@ -41,7 +38,6 @@ static size_t utf8_len(const unsigned char *s)
 static void jstr(FILE *f, const char *str)
 {
 	const unsigned char *s = (const unsigned char *)(str ? str : "");
-	size_t n;
 
 	fputc('"', f);
 	while (*s) {
@@ -52,9 +48,9 @@ static void jstr(FILE *f, const char *str)
 			fprintf(f, "\\u%04x", *s++);
 		} else if (*s < 0x80) {
 			fputc(*s++, f);
-		} else if ((n = utf8_len(s))) {
-			fwrite(s, 1, n, f);
-			s += n;
+		} else if (utf8_len(s)) {
+			fwrite(s, 1, utf8_len(s), f);
+			s += utf8_len(s);
 		} else {
 			fprintf(f, "\\u%04x", *s++);
 		}
