@@ -40,7 +40,18 @@
 		p.calls_detail = [];
 		p.tid_detail = {};
 		p.rssMax = 0;
+		/*
+		 * Net bytes mapped by the traced calls (mmap, brk up, minus
+		 * munmap, brk down; as report counts them): not the virtual
+		 * size, which mappings made before the trace also hold.
+		 */
+		p.netMax = 0;
+		p.netMin = 0;
+		var net = 0;
 		p.buckets.forEach(function (r) {
+			net += r[F_MAPPED] - r[F_UNMAPPED];
+			p.netMax = Math.max(p.netMax, net);
+			p.netMin = Math.min(p.netMin, net);
 			if (r.length > F_RSS) {
 				var s = r[F_RSS] + r[F_RSS + 1] + r[F_RSS + 2] + r[F_RSS + 3];
 				if (s > p.rssMax)
@@ -125,8 +136,15 @@
 
 	var view = { a: 0, b: END };
 	var sel = null;			/* [a, b] ns, or null */
-	var lanes = [];			/* {y, h, p, thread?} */
-	var W = 0, H = 0;
+	var lanes = [];			/* {y, h, p, thread?}, y in content pixels */
+	/*
+	 * The canvas is the viewport of #main (sticky), never the whole
+	 * content: a canvas taller than ~32k pixels does not draw, and a
+	 * trace may have thousands of lanes. #spacer makes the scroll height;
+	 * lanes are drawn shifted by S, the axis stays on top.
+	 */
+	var W = 0, H = 0, VH = 0, S = 0;
+	var spacer = document.getElementById('spacer');
 
 	function X(t) {
 		return GUTTER + (t - view.a) / (view.b - view.a) * (W - GUTTER);
@@ -182,10 +200,15 @@
 		var dpr = window.devicePixelRatio || 1;
 		W = Math.max(main.clientWidth, 400);
 		H = layout();
-		canvas.width = Math.round(W * dpr);
-		canvas.height = Math.round(H * dpr);
-		canvas.style.width = W + 'px';
-		canvas.style.height = H + 'px';
+		VH = Math.max(main.clientHeight, 200);
+		spacer.style.height = Math.max(0, H - VH) + 'px';
+		S = Math.min(main.scrollTop, Math.max(0, H - VH));
+		if (canvas.width !== Math.round(W * dpr) || canvas.height !== Math.round(VH * dpr)) {
+			canvas.width = Math.round(W * dpr);
+			canvas.height = Math.round(VH * dpr);
+			canvas.style.width = W + 'px';
+			canvas.style.height = VH + 'px';
+		}
 		ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
 	}
 
@@ -238,6 +261,7 @@
 		var t = Math.ceil(view.a / step) * step;
 		ctx.fillStyle = '#fff';
 		ctx.fillRect(0, 0, W, AXIS);
+		ctx.lineWidth = 1;
 		ctx.strokeStyle = '#ccc';
 		ctx.beginPath();
 		ctx.moveTo(0, AXIS - 0.5);
@@ -256,7 +280,7 @@
 			ctx.strokeStyle = '#eee';
 			ctx.beginPath();
 			ctx.moveTo(Math.round(x) + 0.5, AXIS);
-			ctx.lineTo(Math.round(x) + 0.5, H);
+			ctx.lineTo(Math.round(x) + 0.5, VH);
 			ctx.stroke();
 			ctx.strokeStyle = '#999';
 			ctx.beginPath();
@@ -361,7 +385,37 @@
 		}
 	}
 
+	function drawNet(p, y) {
+		var span = p.netMax - p.netMin, net = 0, first = true;
+		if (!span)
+			return;
+		function Y(v) {
+			return y + RSSH - (v - p.netMin) / span * (RSSH - 2);
+		}
+		ctx.strokeStyle = '#222';
+		ctx.lineWidth = 1;
+		ctx.beginPath();
+		ctx.moveTo(Math.max(GUTTER, X(p.start)), Y(0));
+		p.buckets.forEach(function (r) {
+			if (r[F_MAPPED] === r[F_UNMAPPED])
+				return;
+			var x = X(r[0] * BW);
+			ctx.lineTo(Math.max(GUTTER, Math.min(W, x)), Y(net));
+			net += r[F_MAPPED] - r[F_UNMAPPED];
+			ctx.lineTo(Math.max(GUTTER, Math.min(W, x)), Y(net));
+			first = false;
+		});
+		if (!first)
+			ctx.lineTo(Math.max(GUTTER, Math.min(W, X(p.end))), Y(net));
+		ctx.stroke();
+		ctx.fillStyle = '#222';
+		ctx.font = '10px system-ui, sans-serif';
+		ctx.textBaseline = 'top';
+		ctx.fillText('mapped ' + fmtBytes(p.netMax), 110, y - 9);
+	}
+
 	function drawRss(p, y) {
+		drawNet(p, y);
 		if (!p.rssMax)
 			return;
 		var lo = Math.floor(view.a / BW), hi = Math.ceil(view.b / BW);
@@ -405,9 +459,9 @@
 		}
 	}
 
-	function drawLane(l) {
+	function drawLane(l, index) {
 		var p = l.p, y = l.y;
-		ctx.fillStyle = lanes.indexOf(l) % 2 ? '#fcfcfc' : '#f3f5f7';
+		ctx.fillStyle = index % 2 ? '#fcfcfc' : '#f3f5f7';
 		ctx.fillRect(0, y, W, l.h);
 		ctx.font = '12px system-ui, sans-serif';
 		ctx.textBaseline = 'top';
@@ -514,9 +568,9 @@
 				return;
 			a = Math.max(GUTTER, a);
 			ctx.fillStyle = 'rgba(220,40,40,0.18)';
-			ctx.fillRect(a, AXIS, Math.max(2, b - a), H - AXIS);
+			ctx.fillRect(a, S + AXIS, Math.max(2, b - a), VH - AXIS);
 			ctx.fillStyle = '#b00';
-			ctx.fillText('lost ' + x[2] + ' (cpu' + x[3] + ')', a + 3, H - 16);
+			ctx.fillText('lost ' + x[2] + ' (cpu' + x[3] + ')', a + 3, S + VH - 16);
 		});
 		/* fsync rules while they stay readable; the marks show the rest */
 		var lo = lowerBound(fsyncs, view.a), hi = lowerBound(fsyncs, view.b);
@@ -527,12 +581,12 @@
 			ctx.strokeStyle = 'rgba(214,39,40,0.5)';
 			ctx.setLineDash([2, 3]);
 			ctx.beginPath();
-			ctx.moveTo(Math.round(x) + 0.5, AXIS);
-			ctx.lineTo(Math.round(x) + 0.5, H);
+			ctx.moveTo(Math.round(x) + 0.5, S + AXIS);
+			ctx.lineTo(Math.round(x) + 0.5, S + VH);
 			ctx.stroke();
 			ctx.setLineDash([]);
 			ctx.fillStyle = '#a22';
-			ctx.fillText('fsync', x + 2, AXIS + 2);
+			ctx.fillText('fsync', x + 2, S + AXIS + 2);
 		});
 		D.marks.forEach(function (m) {
 			var x = X(m[0]);
@@ -541,12 +595,12 @@
 			ctx.strokeStyle = '#7a4fbf';
 			ctx.setLineDash([5, 3]);
 			ctx.beginPath();
-			ctx.moveTo(Math.round(x) + 0.5, AXIS);
-			ctx.lineTo(Math.round(x) + 0.5, H);
+			ctx.moveTo(Math.round(x) + 0.5, S + AXIS);
+			ctx.lineTo(Math.round(x) + 0.5, S + VH);
 			ctx.stroke();
 			ctx.setLineDash([]);
 			ctx.fillStyle = '#5a2f9f';
-			ctx.fillText(m[3], x + 3, AXIS + 12);
+			ctx.fillText(m[3], x + 3, S + AXIS + 12);
 		});
 	}
 
@@ -557,28 +611,30 @@
 		if (b < GUTTER || a > W)
 			return;
 		ctx.fillStyle = 'rgba(40,110,220,0.15)';
-		ctx.fillRect(a, AXIS, Math.max(1, b - a), H - AXIS);
+		ctx.fillRect(a, S + AXIS, Math.max(1, b - a), VH - AXIS);
 		ctx.strokeStyle = 'rgba(40,110,220,0.8)';
-		ctx.strokeRect(a + 0.5, AXIS + 0.5, Math.max(1, b - a) - 1, H - AXIS - 1);
+		ctx.strokeRect(a + 0.5, S + AXIS + 0.5, Math.max(1, b - a) - 1, VH - AXIS - 1);
 	}
 
 	var drawn = 0;
 	function draw() {
 		resize();
-		ctx.clearRect(0, 0, W, H);
+		ctx.clearRect(0, 0, W, VH);
 		ctx.save();
-		lanes.forEach(drawLane);
-		ctx.restore();
-		/* the gutter stays clear of the plot */
-		ctx.fillStyle = 'rgba(255,255,255,0.0)';
+		ctx.translate(0, -S);
+		lanes.forEach(function (l, i) {
+			if (l.y + l.h >= S + AXIS && l.y <= S + VH)
+				drawLane(l, i);
+		});
 		drawForks();
 		drawRules();
 		drawSelection();
+		ctx.restore();
 		drawAxis();
 		ctx.strokeStyle = '#ccc';
 		ctx.beginPath();
 		ctx.moveTo(GUTTER - 0.5, 0);
-		ctx.lineTo(GUTTER - 0.5, H);
+		ctx.lineTo(GUTTER - 0.5, VH);
 		ctx.stroke();
 		drawn++;
 	}
@@ -692,9 +748,10 @@
 
 	var drag = null;
 
+	/* y: on the canvas; cy: in the content (lanes' coordinates) */
 	function pos(ev) {
 		var r = canvas.getBoundingClientRect();
-		return { x: ev.clientX - r.left, y: ev.clientY - r.top };
+		return { x: ev.clientX - r.left, y: ev.clientY - r.top, cy: ev.clientY - r.top + S };
 	}
 
 	canvas.addEventListener('wheel', function (ev) {
@@ -710,7 +767,7 @@
 		if (p.x < GUTTER) {
 			for (var i = 0; i < lanes.length; i++) {
 				var l = lanes[i];
-				if (!l.thread && p.y >= l.y && p.y < l.y + l.h) {
+				if (!l.thread && p.cy >= l.y && p.cy < l.y + l.h && p.y >= AXIS) {
 					l.p.expanded = !l.p.expanded;
 					draw();
 				}
@@ -783,14 +840,18 @@
 		draw();
 	};
 	window.addEventListener('resize', draw);
+	main.addEventListener('scroll', function () {
+		tip.hidden = true;
+		draw();
+	});
 
 	function hover(p, ev) {
 		var text = null;
-		if (p.x >= GUTTER && p.x <= W && p.y >= AXIS && p.y <= H) {
+		if (p.x >= GUTTER && p.x <= W && p.y >= AXIS && p.y <= VH) {
 			var t = T(p.x), slack = 4 / (W - GUTTER) * (view.b - view.a);
 			var l = null;
 			for (var i = 0; i < lanes.length; i++)
-				if (p.y >= lanes[i].y && p.y < lanes[i].y + lanes[i].h)
+				if (p.cy >= lanes[i].y && p.cy < lanes[i].y + lanes[i].h)
 					l = lanes[i];
 			if (l) {
 				var list = l.thread ? (l.p.tid_detail[l.thread.tid] || []) : l.p.calls_detail;
@@ -925,6 +986,18 @@
 		select: select,
 		selection: function () { return sel ? sel.slice() : null; },
 		selectionSummary: selectionSummary,
+		/*
+		 * Scroll tgid's lane into view; the canvas y of the middle of its
+		 * call marks (where a mouse hovers them), or null.
+		 */
+		reveal: function (tgid) {
+			var l = byTgid[tgid] ? laneOf(byTgid[tgid]) : null;
+			if (!l)
+				return null;
+			main.scrollTop = Math.max(0, l.y - AXIS - 40);
+			draw();
+			return l.y - S + PAD + HEAT + 2 + MARKS / 2;
+		},
 		expand: function (tgid, on) {
 			if (byTgid[tgid]) {
 				byTgid[tgid].expanded = on !== false;
