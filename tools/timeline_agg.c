@@ -292,10 +292,15 @@ static struct tl_thread *thread_get(struct tl_proc *p, __u32 tid, __u64 t)
 	struct tl_thread *th;
 	size_t i;
 
-	/* a process has few threads: a linear search, most recent first */
-	for (i = p->nr_threads; i-- > 0;)
-		if (p->threads[i].tid == tid)
+	/* runs of records share a thread; else a linear search, newest first */
+	if (p->last_thread < p->nr_threads && p->threads[p->last_thread].tid == tid)
+		return &p->threads[p->last_thread];
+	for (i = p->nr_threads; i-- > 0;) {
+		if (p->threads[i].tid == tid) {
+			p->last_thread = i;
 			return &p->threads[i];
+		}
+	}
 	if (p->nr_threads >= TL_MAX_THREADS) {
 		p->threads_dropped++;
 		return NULL;
@@ -471,10 +476,9 @@ static void on_fork(struct tl_agg *a, struct tl_proc *parent,
 {
 	struct tl_proc *c;
 
+	/* a new thread: its lane starts at its creation, not its first event */
 	if (f->flags & MEMMON_FORKF_THREAD || f->child_tgid == parent->tgid) {
-		struct tl_thread *th = thread_get(parent, f->child_tid, f->hdr.time_ns);
-
-		(void)th;
+		thread_get(parent, f->child_tid, f->hdr.time_ns);
 		return;
 	}
 	add_event(parent, f->hdr.time_ns, f->child_tgid, NULL);

@@ -91,7 +91,8 @@ struct tl_proc {
 	__u64 records;
 	struct tl_thread *threads;
 	size_t nr_threads;
-	__u64 threads_dropped;
+	size_t last_thread;		/* the last one found: a hint */
+	__u64 threads_dropped;		/* records of threads past the cap */
 	struct tl_event ev[TL_MAX_EVENTS];
 	size_t nr_ev;
 	__u64 ev_dropped;
