@@ -4,7 +4,7 @@
  * `memmon timeline` draws: per process lanes of time buckets, per thread
  * lifetimes, a bounded sample of individual calls, markers and lost
  * intervals. Memory is bounded by the limits below, never by the trace's
- * length (docs/design.md, "timeline").
+ * length; memmon(1) tells users what they bound.
  */
 #ifndef MEMMON_TOOLS_TIMELINE_AGG_H
 #define MEMMON_TOOLS_TIMELINE_AGG_H
