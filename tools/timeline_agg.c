@@ -612,6 +612,9 @@ static int cmp_detail(const void *x, const void *y)
 
 void tl_agg_finish(struct tl_agg *a)
 {
-	/* filtering keeps order, but the records arrive merged: still sorted */
+	/*
+	 * The reader merges in time order and filtering keeps it, so this is
+	 * already sorted; the page's binary searches rely on it, so make sure.
+	 */
 	qsort(a->detail, a->nr_detail, sizeof(*a->detail), cmp_detail);
 }
