@@ -1,0 +1,265 @@
+#!/usr/bin/python3
+"""memmon timeline's page in a real browser (Debian's headless chromium
+through chromedriver and python3-selenium).
+
+    test_page.py PAGE.html REPORT.json SCREENSHOT.png
+    test_page.py --load-only PAGE.html     (a big page: load time, no errors)
+
+Loads the page, checks that it logged no console error, that the lanes,
+processes and counts it reports (window.memmonTimeline.summary()) equal
+`memmon report --json` of the same trace, that wheel zoom and a drag
+selection change the visible range and the selection summary, that hovering
+a call shows its decoded text; saves a screenshot. Prints `ok N - ...` /
+`not ok N - ...` and closes with `timeline: N passed, N failed`.
+"""
+import json
+import os
+import sys
+import time
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.actions.action_builder import ActionBuilder
+from selenium.webdriver.common.by import By
+
+# report's fault classes (memmon_fault_class__name) -> the page's
+CLASS = {'none': 'other', 'anon': 'anon', 'swap': 'swap', 'file': 'file',
+         'shmem': 'shmem', 'other': 'other', 'unknown': 'other'}
+# report's calls (memmon_sys__name) -> the page's kinds
+KIND = {'mmap': 'mmap', 'mmap2': 'mmap', 'old_mmap': 'mmap', 'munmap': 'munmap',
+        'brk': 'brk', 'mremap': 'mremap', 'mlock': 'mlock', 'mlock2': 'mlock',
+        'munlock': 'mlock', 'mlockall': 'mlock', 'munlockall': 'mlock',
+        'madvise': 'madvise', 'mprotect': 'mprotect', 'fsync': 'fsync'}
+
+passed = failed = 0
+
+
+def check(cond, what, detail=''):
+    global passed, failed
+    n = passed + failed + 1
+    if cond:
+        passed += 1
+        print(f'ok {n} - {what}')
+    else:
+        failed += 1
+        print(f'not ok {n} - {what}')
+        if detail:
+            for line in str(detail).splitlines()[:20]:
+                print(f'#   {line}')
+    sys.stdout.flush()
+    return cond
+
+
+def expected_proc(p):
+    """What the page must say of one of report's processes."""
+    faults = {c: {'minor': 0, 'major': 0} for c in ('anon', 'file', 'shmem', 'swap', 'other')}
+    for name, v in p.get('faults', {}).items():
+        faults[CLASS[name]]['minor'] += v['minor']
+        faults[CLASS[name]]['major'] += v['major']
+    calls = {k: 0 for k in set(KIND.values())}
+    nfailed = 0
+    for name, v in p.get('calls', {}).items():
+        calls[KIND[name]] += v['count']
+        nfailed += v['failed']
+    return {'tgid': p['tgid'], 'parent': p.get('parent', 0), 'exe': p.get('exe'),
+            'faults_by_class': faults, 'faults_total': p['faults_total'],
+            'calls_by_kind': calls, 'failed': nfailed,
+            'bytes_mapped': p['bytes_mapped'], 'bytes_unmapped': p['bytes_unmapped']}
+
+
+def got_proc(p):
+    return {k: p[k] for k in ('tgid', 'parent', 'exe', 'faults_by_class', 'faults_total',
+                              'calls_by_kind', 'failed', 'bytes_mapped', 'bytes_unmapped')}
+
+
+def main():
+    if sys.argv[1] == '--load-only':
+        page, report, shot = sys.argv[2], None, None
+    else:
+        page, report_path, shot = sys.argv[1:4]
+        with open(report_path) as f:
+            report = json.load(f)
+
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = os.environ.get('CHROMIUM', '/usr/bin/chromium')
+    for a in ('--headless=new', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage',
+              '--window-size=1600,1000', '--force-device-scale-factor=1'):
+        opts.add_argument(a)
+    opts.set_capability('goog:loggingPrefs', {'browser': 'ALL'})
+    driver = webdriver.Chrome(service=Service(os.environ.get('CHROMEDRIVER', '/usr/bin/chromedriver')),
+                              options=opts)
+    try:
+        run(driver, page, report, shot)
+    finally:
+        driver.quit()
+
+
+def run(driver, page, report, shot):
+    t = time.monotonic()
+    driver.get('file://' + os.path.abspath(page))
+    ready = driver.execute_script('return !!(window.memmonTimeline && window.memmonTimeline.summary().drawn)')
+    load_s = time.monotonic() - t
+    nav = driver.execute_script(
+        'var n = performance.getEntriesByType("navigation")[0];'
+        'return n ? n.loadEventEnd : null;')
+    check(ready, f'the page loads and draws (get() {load_s:.2f} s, load event at {nav} ms)')
+    if not ready:
+        print_logs(driver)
+        return
+    logs = driver.get_log('browser')
+    errors = [l for l in logs if l.get('level') == 'SEVERE']
+    check(not errors, f'no console errors ({len(logs)} console entries)',
+          '\n'.join(l.get('message', '') for l in errors))
+    if report is None:
+        # a big page: it must open in under 3 s, and zoom and select fast
+        check(load_s < 3, f'opened in under 3 s ({load_s:.2f} s)')
+        t = time.monotonic()
+        driver.execute_script('window.memmonTimeline.zoom(0.25); '
+                              'window.memmonTimeline.select(0, window.memmonTimeline.data.duration / 2)')
+        dt = time.monotonic() - t
+        check(dt < 1, f'zoom and a selection redraw in under 1 s ({dt:.2f} s)')
+        return
+
+    s = driver.execute_script('return window.memmonTimeline.summary()')
+    procs = report['processes']
+    want_tgids = sorted(p['tgid'] for p in procs)
+    got_tgids = sorted(p['tgid'] for p in s['processes'])
+    check(want_tgids == got_tgids, f'the page has report\'s {len(want_tgids)} processes',
+          f'report {want_tgids}\npage   {got_tgids}')
+    check(s['lanes'] == len(procs), f'one lane per process ({s["lanes"]})')
+    check(s['records'] == report['records'], f'records: {s["records"]} == report\'s {report["records"]}')
+    check(s['lost'] == report['lost'], f'lost events: {s["lost"]} == report\'s {report["lost"]}')
+    starts = [p['start_ns'] for p in s['processes']]
+    check(starts == sorted(starts), 'lanes are ordered by start')
+
+    byt = {p['tgid']: p for p in s['processes']}
+    bad = []
+    for p in procs:
+        want = expected_proc(p)
+        got = got_proc(byt[p['tgid']]) if p['tgid'] in byt else None
+        if got != want:
+            bad.append(f'{p["tgid"]}: report {json.dumps(want, sort_keys=True)}')
+            bad.append(f'{" " * len(str(p["tgid"]))}  page   {json.dumps(got, sort_keys=True)}')
+    check(not bad, 'per process: name, parent, faults by class (minor/major), calls by kind, '
+          'failed calls and bytes equal report --json', '\n'.join(bad))
+    nf = sum(p['faults_total'] for p in procs)
+    nc = sum(v['count'] for p in procs for v in p['calls'].values())
+    check(nf > 0 and nc > 0, f'the trace has faults ({nf}) and calls ({nc}) to draw')
+    names = {p['name'] for p in s['processes']}
+    check({'sort', 'gzip'} <= names and any(n.startswith('python3') for n in names),
+          'exec names: sort, gzip and python3 have lanes', sorted(names))
+    multi = [p for p in s['processes'] if p['threads'] >= 3]
+    check(bool(multi), 'python3\'s threads are in its lane (>= 3 threads)',
+          [(p['tgid'], p['name'], p['threads']) for p in s['processes']])
+    check(s['marks'] >= 2, f'the markers of memmon mark are there ({s["marks"]})')
+
+    canvas = driver.find_element(By.ID, 'tl')
+    # zoom: wheel events at the middle of the plot
+    v0 = driver.execute_script('return window.memmonTimeline.view()')
+    driver.execute_script('''
+        var c = document.getElementById('tl'), r = c.getBoundingClientRect();
+        for (var i = 0; i < 3; i++)
+            c.dispatchEvent(new WheelEvent('wheel', {deltaY: -300, clientX: r.left + 210 + (r.width - 210) / 2,
+                                                     clientY: r.top + 60, bubbles: true, cancelable: true}));''')
+    v1 = driver.execute_script('return window.memmonTimeline.view()')
+    check(v1[1] - v1[0] < (v0[1] - v0[0]) * 0.5,
+          f'wheel zooms in: visible span {v0[1] - v0[0]:.0f} -> {v1[1] - v1[0]:.0f} ns')
+    driver.execute_script('window.memmonTimeline.setView(0, window.memmonTimeline.data.duration)')
+    v2 = driver.execute_script('return window.memmonTimeline.view()')
+    check(abs((v2[1] - v2[0]) - s['duration_ns']) <= 1, 'setView back to the whole trace')
+
+    # a drag selection over the middle third, with the mouse
+    w = canvas.size['width']
+    x0 = 210 + (w - 210) // 3
+    x1 = 210 + 2 * (w - 210) // 3
+    r = rect(driver)
+    ab = ActionBuilder(driver)
+    ab.pointer_action.move_to_location(int(r['left'] + x0), int(r['top'] + 60))
+    ab.pointer_action.pointer_down()
+    ab.pointer_action.move_to_location(int(r['left'] + (x0 + x1) // 2), int(r['top'] + 60))
+    ab.pointer_action.move_to_location(int(r['left'] + x1), int(r['top'] + 60))
+    ab.pointer_action.pointer_up()
+    ab.perform()
+    sel = driver.execute_script('return window.memmonTimeline.selection()')
+    ss = driver.execute_script('return window.memmonTimeline.selectionSummary()')
+    dur = s['duration_ns']
+    check(sel is not None and abs(sel[0] - dur / 3) < dur * 0.02 and abs(sel[1] - 2 * dur / 3) < dur * 0.02,
+          f'a drag selects the middle third ({sel})')
+    text = driver.find_element(By.ID, 'sel').text
+    check(ss is not None and 'bytes mapped' in text and ss['calls_total'] + ss['faults_total'] > 0,
+          f'the selection summary shows counts ({ss and ss["calls_total"]} calls, '
+          f'{ss and ss["faults_total"]} faults, {ss and fmt(ss["bytes_mapped"])} mapped)')
+    tot_f = sum(v['minor'] + v['major'] for v in s['faults'].values())
+    check(ss is not None and ss['faults_total'] < tot_f, 'the selection counts fewer faults than the whole')
+    # a selection of everything counts everything
+    driver.execute_script('window.memmonTimeline.select(0, window.memmonTimeline.data.duration + 1)')
+    sa = driver.execute_script('return window.memmonTimeline.selectionSummary()')
+    tot_c = sum(s['calls'].values())
+    check(sa['faults_total'] == nf and sa['calls_total'] == nc,
+          f'selecting the whole trace counts report\'s faults ({sa["faults_total"]}/{nf}) '
+          f'and calls ({sa["calls_total"]}/{nc}; page {tot_c})')
+    check(sum(sa['latency']) == sa['faults_total'],
+          'the fault-latency distribution of the selection counts its faults')
+
+    # hover: the decoded call under the mouse
+    hov = driver.execute_script('''
+        var T = window.memmonTimeline, D = T.data, calls = D.detail.calls;
+        var c = null;
+        for (var i = 0; i < calls.length; i++)
+            if (calls[i][4] === 0) { c = calls[i]; break; }
+        if (!c) return null;
+        T.select(null);
+        T.setView(c[0] - 5e5, c[0] + 5e5);
+        return {t: c[0], tgid: c[2], text: c[6], x: T.X(c[0])};''')
+    if hov:
+        y = driver.execute_script('return window.memmonTimeline.reveal(arguments[0])', hov['tgid'])
+        r = rect(driver)
+        ab = ActionBuilder(driver)
+        ab.pointer_action.move_to_location(int(r['left'] + hov['x'] + 1), int(r['top'] + y))
+        ab.perform()
+        tip = driver.find_element(By.ID, 'tip')
+        tiptext = tip.text if tip.is_displayed() else ''
+        check('mmap(' in tiptext and '=' in tiptext,
+              f'hovering an mmap mark shows the decoded call: {tiptext.splitlines()[0] if tiptext else None!r}',
+              f'expected {hov["text"]!r} (y {y})')
+    else:
+        check(False, 'the trace has an mmap call in detail to hover')
+
+    # the picture: the whole run, python3 expanded, a selection
+    driver.execute_script('''
+        var T = window.memmonTimeline, d = T.data.duration;
+        document.getElementById("main").scrollTop = 0;
+        T.setView(0, d);
+        T.summary().processes.forEach(function (p) { if (p.threads > 1) T.expand(p.tgid, true); });
+        T.select(d * 0.35, d * 0.55);
+        document.getElementById("tip").hidden = true;''')
+    driver.save_screenshot(shot)
+    check(os.path.getsize(shot) > 10000, f'screenshot saved: {shot} ({os.path.getsize(shot)} bytes)')
+    logs = driver.get_log('browser')
+    errors = [l for l in logs if l.get('level') == 'SEVERE']
+    check(not errors, 'still no console errors after zoom, selection and hover',
+          '\n'.join(l.get('message', '') for l in errors))
+
+
+def rect(driver):
+    """The canvas's rectangle in the viewport (it scrolls with #main)."""
+    return driver.execute_script('var r = document.getElementById("tl").getBoundingClientRect();'
+                                 'return {left: r.left, top: r.top};')
+
+
+def fmt(v):
+    return f'{v / 1024:.0f} KiB'
+
+
+def print_logs(driver):
+    for l in driver.get_log('browser'):
+        print(f'#   {l.get("level")}: {l.get("message")}')
+
+
+if __name__ == '__main__':
+    try:
+        main()
+    except Exception as e:  # a crash is a failure, never a silent pass
+        check(False, f'the browser test ran to its end: {type(e).__name__}: {e}')
+    print(f'timeline: {passed} passed, {failed} failed')
+    sys.exit(1 if failed else 0)
