@@ -16,6 +16,9 @@ BENCH_DIR	:= $(B)/bench
 BENCH_CFLAGS	:= $(USER_CFLAGS) -I uapi
 BENCH_PROGS	:= $(BENCH_DIR)/wl $(BENCH_DIR)/drain $(BENCH_DIR)/cputime
 
+# The eBPF peer (config "ebpf"); adds to BENCH_PROGS, so before its use.
+include tests/bench/ebpf/ebpf.mk
+
 .PHONY: bench bench-quick bench-progs bench-hostbench
 
 bench-progs: $(BENCH_PROGS)
