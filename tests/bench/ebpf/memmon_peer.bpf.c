@@ -16,6 +16,7 @@
  * running kernel's BTF (CO-RE) and the object builds from this file and
  * libbpf's headers alone, on a machine with no kernel image at all.
  */
+#include <stdbool.h>
 #include <linux/types.h>
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
@@ -211,11 +212,8 @@ static __always_inline void fill_header(struct memmon_rec_header *h, u32 size,
 static __always_inline void sys_begin(struct peer_task *t, u32 sys)
 {
 	t->sys_aux = 0;
-	if (sys == MEMMON_SYS_BRK) {
-		struct task_struct *task = bpf_get_current_task_btf();
-
-		t->sys_aux = BPF_CORE_READ(task, mm, brk);
-	}
+	if (sys == MEMMON_SYS_BRK)
+		t->sys_aux = bpf_get_current_task_btf()->mm->brk;
 	t->sys_start = bpf_ktime_get_ns();
 }
 
@@ -332,34 +330,55 @@ PEER_SYSCALL(mprotect, MEMMON_SYS_MPROTECT, 3)
 
 /*
  * memmon_fault_class() without its page-table walk: swap-ins are classed
- * anonymous here (memmon reads the PTE for that, and for the pfn).
+ * anonymous here (memmon reads the PTE for that, and for the pfn). Two
+ * copies: fentry's @vma is BTF-typed, read with plain loads (the verifier
+ * makes them fault-safe, no helper call); the kprobe's is a bare address,
+ * read with bpf_probe_read_kernel().
  */
-static __always_inline u32 fault_class(struct vm_area_struct *vma)
+static __always_inline u32 fault_class_of(unsigned long vm_flags, bool ops,
+					  bool file, bool shmem)
 {
-	unsigned long vm_flags = BPF_CORE_READ(vma, vm_flags);
-	struct file *file;
-
 	if (vm_flags & (VM_PFNMAP | VM_IO))
 		return MEMMON_FCLASS_OTHER;
-	if (!BPF_CORE_READ(vma, vm_ops))
+	if (!ops)
 		return vm_flags & VM_MIXEDMAP ? MEMMON_FCLASS_OTHER :
 						MEMMON_FCLASS_ANON;
 	if (vm_flags & VM_HUGETLB)
 		return MEMMON_FCLASS_SHMEM;
-	file = BPF_CORE_READ(vma, vm_file);
-	if (file) {
-		/* shmem_mapping(): tmpfs, SysV shm and shared anon alike. */
-		if (BPF_CORE_READ(file, f_inode, i_sb, s_magic) == TMPFS_MAGIC)
-			return MEMMON_FCLASS_SHMEM;
-		return MEMMON_FCLASS_FILE;
-	}
+	if (file)
+		return shmem ? MEMMON_FCLASS_SHMEM : MEMMON_FCLASS_FILE;
 	return MEMMON_FCLASS_OTHER;
 }
 
-static __always_inline void fault_begin(struct peer_task *t,
-					struct vm_area_struct *vma)
+/* shmem_mapping(): tmpfs, SysV shm and shared anonymous memory alike. */
+static __always_inline u32 fault_class(struct vm_area_struct *vma)
 {
-	t->f_class = fault_class(vma);
+	unsigned long vm_flags = vma->vm_flags;
+	struct file *file;
+
+	if (vm_flags & (VM_PFNMAP | VM_IO) || !vma->vm_ops)
+		return fault_class_of(vm_flags, vma->vm_ops, false, false);
+	file = vma->vm_file;
+	return fault_class_of(vm_flags, true, file,
+			      file && file->f_inode->i_sb->s_magic == TMPFS_MAGIC);
+}
+
+static __always_inline u32 fault_class_probe(struct vm_area_struct *vma)
+{
+	unsigned long vm_flags = BPF_CORE_READ(vma, vm_flags);
+	bool ops = BPF_CORE_READ(vma, vm_ops);
+	struct file *file;
+
+	if (vm_flags & (VM_PFNMAP | VM_IO) || !ops)
+		return fault_class_of(vm_flags, ops, false, false);
+	file = BPF_CORE_READ(vma, vm_file);
+	return fault_class_of(vm_flags, true, file,
+			      file && BPF_CORE_READ(file, f_inode, i_sb, s_magic) == TMPFS_MAGIC);
+}
+
+static __always_inline void fault_begin(struct peer_task *t, u32 fclass)
+{
+	t->f_class = fclass;
 	t->f_start = bpf_ktime_get_ns();
 }
 
@@ -389,13 +408,9 @@ static __always_inline u32 fault_result(u32 ret)
 	return MEMMON_FRES_RETRY;
 }
 
-/*
- * The record, at the return of handle_mm_fault(vma, addr, flags, regs).
- * ip: the faulting user instruction, or for a fault taken in the kernel
- * (no regs, or kernel-mode regs) the user ip of the syscall, as memmon.
- */
+/* The record, at the return of handle_mm_fault(vma, addr, flags, regs). */
 static __always_inline void fault_end(struct peer_task *t, u64 addr, u32 flags,
-				      const struct pt_regs *regs, u32 ret)
+				      u64 ip, u32 ret)
 {
 	struct memmon_rec_fault *r;
 	u64 now = bpf_ktime_get_ns();
@@ -406,10 +421,7 @@ static __always_inline void fault_end(struct peer_task *t, u64 addr, u32 flags,
 		goto out;
 	fill_header(&r->hdr, sizeof(*r), MEMMON_REC_FAULT, now);
 	r->addr = addr;
-	if (regs && (BPF_CORE_READ(regs, cs) & 3))
-		r->ip = BPF_CORE_READ(regs, ip);
-	else
-		r->ip = BPF_CORE_READ((struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf()), ip);
+	r->ip = ip;
 	if (flags & bpf_core_enum_value(enum fault_flag, FAULT_FLAG_INSTRUCTION))
 		r->access = MEMMON_FAULT_EXEC;
 	else if (flags & bpf_core_enum_value(enum fault_flag, FAULT_FLAG_WRITE))
@@ -440,7 +452,7 @@ int BPF_PROG(fentry_fault, struct vm_area_struct *vma, unsigned long address,
 	struct peer_task *t = watched_task();
 
 	if (t)
-		fault_begin(t, vma);
+		fault_begin(t, fault_class(vma));
 	return 0;
 }
 
@@ -449,9 +461,17 @@ int BPF_PROG(fexit_fault, struct vm_area_struct *vma, unsigned long address,
 	     unsigned int flags, struct pt_regs *regs, unsigned int ret)
 {
 	struct peer_task *t = this_task();
+	struct pt_regs *uregs = regs;
 
-	if (t && t->f_start)
-		fault_end(t, address, flags, regs, ret);
+	if (!t || !t->f_start)
+		return 0;
+	/* ip: the faulting user instruction, or for a fault taken in the
+	 * kernel (GUP: no regs; copy_*_user: kernel regs) the user ip of
+	 * the syscall, as memmon.
+	 */
+	if (!regs || !(regs->cs & 3))
+		uregs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	fault_end(t, address, flags, uregs->ip, ret);
 	return 0;
 }
 
@@ -465,7 +485,7 @@ int kprobe_fault(struct pt_regs *ctx)
 	t->f_addr = ctx->si;
 	t->f_flags = ctx->dx;
 	t->f_regs = ctx->cx;
-	fault_begin(t, (struct vm_area_struct *)ctx->di);
+	fault_begin(t, fault_class_probe((struct vm_area_struct *)ctx->di));
 	return 0;
 }
 
@@ -473,10 +493,14 @@ SEC("kretprobe/handle_mm_fault")
 int kretprobe_fault(struct pt_regs *ctx)
 {
 	struct peer_task *t = this_task();
+	struct pt_regs *regs;
 
-	if (t && t->f_start)
-		fault_end(t, t->f_addr, t->f_flags,
-			  (const struct pt_regs *)t->f_regs, ctx->ax);
+	if (!t || !t->f_start)
+		return 0;
+	regs = (struct pt_regs *)t->f_regs;
+	if (!regs || !(BPF_CORE_READ(regs, cs) & 3))
+		regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	fault_end(t, t->f_addr, t->f_flags, BPF_CORE_READ(regs, ip), ctx->ax);
 	return 0;
 }
 

@@ -26,9 +26,13 @@
  * Output on stderr, one line, after the child's own output:
  *   EBPF attach=fentry|kprobe events=E syscall=S fault=F other=O lost=L
  *        nostate=N bytes=B ring_bytes=R wakeup_bytes=W seconds=T
- *        load_ns=LN attach_ns=AN
+ *        load_ns=LN attach_ns=AN setup_cpu_ns=SC teardown_cpu_ns=TC
  * lost is the sum of the per-CPU drop counters (bpf_ringbuf_reserve()
- * failed); nostate counts entries not recorded for want of task storage.
+ * failed); nostate counts entries not recorded for want of task storage;
+ * seconds runs from the fork to the child's exit; load_ns and attach_ns
+ * are wall times, setup_cpu_ns (open, verify, load, attach) and
+ * teardown_cpu_ns (detach, unload) this process's CPU time, which whole
+ * runs of make bench leave out (one-off costs that vary from run to run).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -39,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -82,6 +87,17 @@ static unsigned long long now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* This process's CPU time (not its children's), as wait4() counts it. */
+static unsigned long long cpu_ns(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		die("getrusage", errno);
+	return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ULL +
+	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ULL;
 }
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt,
@@ -207,7 +223,8 @@ static unsigned long long counter_sum(struct memmon_peer_bpf *skel, __u32 slot)
 int main(int argc, char **argv)
 {
 	__u64 ring_bytes = 16ULL << 20, wakeup_bytes = ~0ULL;
-	unsigned long long t0, t_load, t_attach, t_start;
+	unsigned long long t0, t_load, t_attach, t_start, t_end, cpu0, cpu_setup;
+	unsigned long long cpu_tear, dropped, nostate;
 	struct bpf_link *links[MAX_LINKS];
 	struct epoll_event ev, evs[2];
 	struct memmon_peer_bpf *skel;
@@ -256,6 +273,7 @@ int main(int argc, char **argv)
 	}
 	libbpf_set_print(libbpf_print);
 
+	cpu0 = cpu_ns();
 	t0 = now_ns();
 	skel = open_and_load(kprobes, ring_bytes, wakeup_bytes);
 	if (!skel && !kprobes) {
@@ -283,6 +301,7 @@ int main(int argc, char **argv)
 	rb = ring_buffer__new(bpf_map__fd(skel->maps.rb), on_record, NULL, NULL);
 	if (!rb)
 		die("ring_buffer__new", errno);
+	cpu_setup = cpu_ns() - cpu0;
 
 	if (pipe2(gate, O_CLOEXEC))
 		die("pipe2", errno);
@@ -364,18 +383,24 @@ int main(int argc, char **argv)
 			die("close", errno);
 	}
 
-	fprintf(stderr,
-		"EBPF attach=%s events=%llu syscall=%llu fault=%llu other=%llu lost=%llu nostate=%llu bytes=%llu ring_bytes=%llu wakeup_bytes=%llu seconds=%.6f load_ns=%llu attach_ns=%llu\n",
-		kprobes ? "kprobe" : "fentry", cnt.events, cnt.syscall, cnt.fault,
-		cnt.other, counter_sum(skel, PEER_CNT_DROPPED),
-		counter_sum(skel, PEER_CNT_NOSTATE), cnt.bytes,
-		(unsigned long long)ring_bytes, (unsigned long long)wakeup_bytes,
-		(now_ns() - t_start) / 1e9, t_load - t0, t_attach - t_load);
+	t_end = now_ns();
+	dropped = counter_sum(skel, PEER_CNT_DROPPED);
+	nostate = counter_sum(skel, PEER_CNT_NOSTATE);
 
+	cpu_tear = cpu_ns();
 	ring_buffer__free(rb);
 	for (i = nlinks - 1; i >= 0; i--)
 		bpf_link__destroy(links[i]);
 	memmon_peer_bpf__destroy(skel);
+	cpu_tear = cpu_ns() - cpu_tear;
+
+	fprintf(stderr,
+		"EBPF attach=%s events=%llu syscall=%llu fault=%llu other=%llu lost=%llu nostate=%llu bytes=%llu ring_bytes=%llu wakeup_bytes=%llu seconds=%.6f load_ns=%llu attach_ns=%llu setup_cpu_ns=%llu teardown_cpu_ns=%llu\n",
+		kprobes ? "kprobe" : "fentry", cnt.events, cnt.syscall, cnt.fault,
+		cnt.other, dropped, nostate, cnt.bytes,
+		(unsigned long long)ring_bytes, (unsigned long long)wakeup_bytes,
+		(t_end - t_start) / 1e9, t_load - t0, t_attach - t_load,
+		cpu_setup, cpu_tear);
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
 	return 128 + WTERMSIG(status);
