@@ -123,7 +123,7 @@ BEGIN {
 	DESC["ebpf"] = "eBPF peer: fentry/fexit on memmon's functions, BPF ring buffer (tests/bench/ebpf)"
 	nvm = split("icount fault smp", VMS, " ")
 	VMDESC["icount"] = "1 vCPU, qemu -icount shift=0: guest time = instructions executed, 1 ns each (deterministic; tracer and consumer share the CPU, so their cost counts, all but the consumer's work between the timed windows: see the whole runs)"
-	VMDESC["fault"] = "the icount VM in a boot of its own, the fault loop only, untraced and watched: the per-kernel cost per watched fault"
+	VMDESC["fault"] = "the icount VM in a boot of its own, the fault loop only, untraced, watched, and under the eBPF peer: the per-kernel cost per watched fault"
 	VMDESC["smp"] = "2 vCPUs, multi-threaded TCG in real host time (noisy: see the untraced2 A/A ratio)"
 }
 
@@ -610,6 +610,8 @@ function throughput_table(	i, key, parts, c, w, ops_s, ukey, slow, evs, v, mbs, 
 			STORM_LOST[TPKER[key]] = TPLOST[key]
 		if (c == "record" && v == "storm")
 			REC_LOST[TPKER[key]] = TPLOST[key]
+		if (c == "ebpf" && v == "storm")
+			EBPF_LOST[TPKER[key]] = TPLOST[key]
 		if (v == "storm" && (c == "trace" || c == "trace-json" || c == "noloss")) {
 			TRACE_LOST[TPKER[key], c] = TPLOST[key]
 			if (c == "noloss")
@@ -735,6 +737,9 @@ function targets(	i, w, key, o, n, m, cw, parts, kk, k, r) {
 			printf "  zero lost, fastest fault storm, drained, %-6s       lost %s   %s\n", k ":", STORM_LOST[k], STORM_LOST[k] == 0 ? "met" : "MISSED"
 		if (k in REC_LOST)
 			printf "  zero lost, fastest fault storm, memmon record, %-6s lost %s   %s\n", k ":", REC_LOST[k], REC_LOST[k] == 0 ? "met" : "MISSED"
+		# Not memmon's target: whether the peer's storm row is complete.
+		if (k in EBPF_LOST)
+			printf "  (eBPF peer) zero lost, fastest fault storm, %-6s   lost %s   %s\n", k ":", EBPF_LOST[k], EBPF_LOST[k] == 0 ? "complete" : "INCOMPLETE"
 		if ((k, "trace") in TRACE_LOST)
 			printf "  zero lost, fastest fault storm, memmon trace -o, %-6s lost %s   %s\n", k ":", TRACE_LOST[k, "trace"], TRACE_LOST[k, "trace"] == 0 ? "met" : "MISSED"
 		if ((k, "trace-json") in TRACE_LOST)
