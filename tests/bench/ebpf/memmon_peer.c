@@ -234,7 +234,8 @@ int main(int argc, char **argv)
 	bool kprobes = false, exited = false;
 	struct ring_buffer *rb;
 	struct sigaction sa;
-	__u32 pid;
+	__u32 key;
+	pid_t pid;
 	__u8 one = 1;
 	char c;
 
@@ -307,7 +308,7 @@ int main(int argc, char **argv)
 		die("pipe2", errno);
 	t_start = now_ns();
 	pid = fork();
-	if ((int)pid < 0)
+	if (pid < 0)
 		die("fork", errno);
 	if (!pid) {
 		/* Watched before its first instruction of CMD: wait for it. */
@@ -319,7 +320,8 @@ int main(int argc, char **argv)
 		_exit(127);
 	}
 	close(gate[0]);
-	err = bpf_map__update_elem(skel->maps.watched, &pid, sizeof(pid), &one,
+	key = pid;
+	err = bpf_map__update_elem(skel->maps.watched, &key, sizeof(key), &one,
 				   sizeof(one), BPF_ANY);
 	if (err) {
 		kill(pid, SIGKILL);
