@@ -685,6 +685,11 @@ function targets(	i, w, key, o, n, m, cw, parts, kk, k, r) {
 		split(cw, parts, SUBSEP)
 		if (parts[1] != "memmon" && parts[1] != "record")
 			continue
+		# A run that cost less than untraced is noise, not a result.
+		if (WVSE[cw] <= 0) {
+			printf "  per-event cost <= 0.8 of the eBPF peer's, whole run, %-6s %-18s not measurable: cheaper than untraced\n", parts[1], parts[2] ":"
+			continue
+		}
 		printf "  per-event cost <= 0.8 of the eBPF peer's, whole run, %-6s %-18s %6.3f of its%s   %s\n", parts[1], parts[2] ":", WVSE[cw],
 			WVSEW[cw] == "windowed" ? " (windowed)" : "",
 			WVSE[cw] <= 0.8 ? "met" : sprintf("MISSED: %.2fx the target", WVSE[cw] / 0.8)
