@@ -16,6 +16,9 @@ BENCH_DIR	:= $(B)/bench
 BENCH_CFLAGS	:= $(USER_CFLAGS) -I uapi
 BENCH_PROGS	:= $(BENCH_DIR)/wl $(BENCH_DIR)/drain $(BENCH_DIR)/cputime
 
+# The eBPF peer (config "ebpf"); adds to BENCH_PROGS, so before its use.
+include tests/bench/ebpf/ebpf.mk
+
 .PHONY: bench bench-quick bench-progs bench-hostbench
 
 bench-progs: $(BENCH_PROGS)
@@ -45,10 +48,14 @@ $(BENCH_DIR)/cputime: tests/bench/cputime.c
 
 # The module, library and tool are built by the script, each on its own, so
 # that a part that does not build yet only skips its configurations.
-bench: bench-progs
+# The dependencies first: the eBPF peer's programs need clang and bpftool,
+# which scripts/deps --bench installs.
+bench:
 	scripts/deps --bench
+	$(MAKE) --no-print-directory bench-progs
 	tests/bench/bench
 
-bench-quick: bench-progs
+bench-quick:
 	scripts/deps --bench
+	$(MAKE) --no-print-directory bench-progs
 	tests/bench/bench -q
