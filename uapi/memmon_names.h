@@ -4,12 +4,14 @@
  * turn records into text: the driver's /proc/memmon/events and libmemmon's
  * decoder. One table each, here, so the two never disagree.
  *
- * Not part of the ABI and not installed: names are for people. Include
- * after <linux/memmon.h>. Each table is indexed by its enum; a hole or an
- * index past the end has no name (callers print "?" or a number).
+ * Not part of the ABI and not installed: names are for people. Each table
+ * is indexed by its enum; a hole or an index past the end has no name
+ * (callers print "?" or a number).
  */
 #ifndef _MEMMON_NAMES_H
 #define _MEMMON_NAMES_H
+
+#include <linux/memmon.h>
 
 /* A file includes this for one table or two: the others are unused. */
 #ifndef __KERNEL__
