@@ -36,7 +36,13 @@
 #define TL_MAX_EVENTS		64		/* exec/fork events per process */
 #define TL_DETAIL_DEFAULT	100000
 #define TL_FOLD_TGID		0xffffffffU	/* the lane past TL_MAX_PROCS */
-#define TL_DETAIL_MAX		250000		/* 112 B each: 28 MiB at most */
+/*
+ * 112 B each: 28 MiB at most, beside ~12 MiB of buckets and rec_pipe's
+ * batches and the reader's ~9 MiB of mapped chunks: 48 MiB of peak RSS on
+ * a 4 GiB trace, under the 64 MiB bound (tests/timeline/run's
+ * MEMMON_TIMELINE_BIG checks it at this value).
+ */
+#define TL_DETAIL_MAX		250000
 
 /* Syscall kinds, the page's colours. */
 enum tl_kind {
