@@ -124,6 +124,7 @@ def run(driver, page, report, shot):
                               'window.memmonTimeline.select(0, window.memmonTimeline.data.duration / 2)')
         dt = time.monotonic() - t
         check(dt < 1, f'zoom and a selection redraw in under 1 s ({dt:.2f} s)')
+        check_exact(driver)
         return
 
     s = driver.execute_script('return window.memmonTimeline.summary()')
@@ -158,6 +159,9 @@ def run(driver, page, report, shot):
     check(bool(multi), 'python3\'s threads are in its lane (>= 3 threads)',
           [(p['tgid'], p['name'], p['threads']) for p in s['processes']])
     check(s['marks'] >= 2, f'the markers of memmon mark are there ({s["marks"]})')
+    check(s['exact_windows'] >= 1 and s['exact_calls'] == nc,
+          f'exact windows: {s["exact_windows"]} holding all {s["exact_calls"]} calls (report: {nc})')
+    check_exact(driver)
 
     canvas = driver.find_element(By.ID, 'tl')
     # zoom: wheel events at the middle of the plot
@@ -353,6 +357,19 @@ def check_chrome(driver, path, report):
     errors = [l for l in logs if l.get('level') == 'SEVERE']
     check(not errors, 'no console errors after the chrome export',
           '\n'.join(l.get('message', '') for l in errors))
+
+
+def check_exact(driver):
+    """Each exact window holds every call of its time range in the detail."""
+    r = driver.execute_script('''
+        var D = window.memmonTimeline.data, bad = [];
+        (D.detail.exact || []).forEach(function (w) {
+            var n = D.detail.calls.filter(function (c) { return c[0] >= w[0] && c[0] <= w[1]; }).length;
+            if (n !== w[2]) bad.push([w[0], w[1], w[2], n]);
+        });
+        return {n: (D.detail.exact || []).length, bad: bad};''')
+    check(r['n'] > 0 and not r['bad'], f'each of the {r["n"]} exact windows has its calls in detail',
+          r['bad'][:5])
 
 
 def rect(driver):
