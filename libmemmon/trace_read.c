@@ -5,8 +5,9 @@
  * Memory stays flat: the file is mapped once, whole, and per CPU one
  * chunk is in use (or decompressed) at a time; the chunks the merge has
  * passed are released in batches (their pages unmapped and their page
- * cache dropped), RELEASE_BATCH chunks at a time, so that the unmapping's
- * TLB flush is paid once per batch and not per chunk. Where the whole
+ * cache dropped), RELEASE_BATCH chunks or RELEASE_BYTES at a time,
+ * whichever comes first, so that the unmapping's TLB flush is paid once
+ * per batch and not per chunk while the pages held stay few. Where the whole
  * file cannot be mapped (a 32-bit address space), each chunk is mapped
  * and released on its own. The index is the only thing proportional to
  * the file (40 bytes per chunk).
@@ -33,6 +34,12 @@
 #define MTF_META_MAX	(16U << 20)
 #define MTF_HEADER_MAX	4096U
 #define RELEASE_BATCH	32	/* chunks passed before they are released */
+/*
+ * ... or bytes: the passed chunks' pages count in the reader's RSS until
+ * released, and 32 chunks of 1 MiB were two thirds of a 4 GiB trace's
+ * `memmon timeline` peak. 4 MiB is still one flush per several chunks.
+ */
+#define RELEASE_BYTES	(4ULL << 20)
 
 bool mtf_map_whole = true;
 
@@ -70,6 +77,7 @@ struct memmon_trace_reader {
 		__u64 start, end;
 	} passed[RELEASE_BATCH];
 	unsigned int nr_passed;
+	__u64 passed_bytes;
 	char errmsg[512];
 };
 
@@ -544,6 +552,7 @@ static void release_passed(struct memmon_trace_reader *r)
 			      (off_t)(p[i].end - p[i].start), POSIX_FADV_DONTNEED);
 	}
 	r->nr_passed = 0;
+	r->passed_bytes = 0;
 }
 
 static void src_unload(struct memmon_trace_reader *r, struct src *s)
@@ -555,10 +564,12 @@ static void src_unload(struct memmon_trace_reader *r, struct src *s)
 			      POSIX_FADV_DONTNEED);
 		s->map = NULL;
 	} else if (s->held) {
-		if (r->nr_passed == RELEASE_BATCH)
-			release_passed(r);
 		r->passed[r->nr_passed].start = s->map_off;
 		r->passed[r->nr_passed++].end = s->map_off + s->map_len;
+		r->passed_bytes += s->map_len;
+		if (r->nr_passed == RELEASE_BATCH ||
+		    r->passed_bytes >= RELEASE_BYTES)
+			release_passed(r);
 	}
 	s->held = false;
 	s->data = NULL;

@@ -30,7 +30,9 @@ static void usage(FILE *f)
 		   "      --max-detail N    calls drawn one by one, a uniform "
 		   "sample (default %d,\n"
 		   "                        at most %d; the rest as per-bucket "
-		   "counts)\n", TL_DETAIL_DEFAULT, TL_DETAIL_MAX);
+		   "counts), and up to\n"
+		   "                        min(N, %d) more: every call of "
+		   "some short windows\n", TL_DETAIL_DEFAULT, TL_DETAIL_MAX, TL_EXACT_CALLS);
 }
 
 /* The kernel's lost counts (meta "cpu_stats"), as memmon report reads them. */
@@ -167,8 +169,9 @@ int cmd_timeline(int argc, char **argv)
 		goto out;
 	}
 	fprintf(stderr, "memmon timeline: %s: %ld records, %zu processes, "
-		"%zu of %llu calls in detail -> %s\n", path, n, agg.nr_procs,
-		agg.nr_detail, (unsigned long long)agg.calls_total, out);
+		"%zu of %llu calls sampled, %zu in %zu exact windows -> %s\n", path,
+		n, agg.nr_procs, agg.nr_detail, (unsigned long long)agg.calls_total,
+		agg.nr_exact, agg.nr_win, out);
 	ret = 0;
 out:
 	free(tmp);

@@ -85,9 +85,16 @@ int tl_agg_init(struct tl_agg *a, unsigned int nr_cpus, size_t max_detail)
 	a->lost = malloc(TL_MAX_LOST * sizeof(*a->lost));
 	a->marks = malloc(TL_MAX_MARKS * sizeof(*a->marks));
 	a->detail = max_detail ? malloc(max_detail * sizeof(*a->detail)) : NULL;
+	a->xkeep = 1ULL << 32;
+	a->max_exact = max_detail < TL_EXACT_CALLS ? max_detail : TL_EXACT_CALLS;
+	a->max_exact -= a->max_exact % TL_EXACT_BLOCK;
+	if (a->max_exact) {
+		a->exact = malloc(a->max_exact * sizeof(*a->exact));
+		a->win = malloc(a->max_exact / TL_EXACT_BLOCK * sizeof(*a->win));
+	}
 	a->paths = memmon_paths__new();
 	if (!a->lost_per_cpu || !a->lost || !a->marks || !a->paths ||
-	    (max_detail && !a->detail)) {
+	    (max_detail && !a->detail) || (a->max_exact && (!a->exact || !a->win))) {
 		tl_agg_fini(a);
 		return -ENOMEM;
 	}
@@ -116,6 +123,8 @@ void tl_agg_fini(struct tl_agg *a)
 	free(a->lost);
 	free(a->lost_per_cpu);
 	free(a->detail);
+	free(a->exact);
+	free(a->win);
 	memmon_paths__free(a->paths);
 	memset(a, 0, sizeof(*a));
 }
@@ -333,17 +342,21 @@ static void add_event(struct tl_proc *p, __u64 t, __u32 child, const char *path)
 	p->nr_ev++;
 }
 
-/* A 64-bit mix of the call's identity: the sample is reproducible. */
-static __u64 detail_hash(const struct memmon_rec_syscall *sc)
+/* 32 well-mixed bits of x (murmur3's finaliser): samples are reproducible. */
+static __u64 mix32(__u64 x)
 {
-	__u64 x = sc->hdr.time_ns ^ ((__u64)sc->hdr.tid << 32) ^ sc->sys;
-
 	x ^= x >> 33;
 	x *= 0xff51afd7ed558ccdULL;
 	x ^= x >> 33;
 	x *= 0xc4ceb9fe1a85ec53ULL;
 	x ^= x >> 33;
 	return x & 0xffffffffULL;
+}
+
+/* The call's identity, mixed. */
+static __u64 detail_hash(const struct memmon_rec_syscall *sc)
+{
+	return mix32(sc->hdr.time_ns ^ ((__u64)sc->hdr.tid << 32) ^ sc->sys);
 }
 
 static __u64 detail_rank(const struct memmon_rec_syscall *sc)
@@ -372,6 +385,58 @@ static void detail_add(struct tl_agg *a, const struct memmon_rec_syscall *sc)
 	a->detail[a->nr_detail++] = *sc;
 }
 
+/* Keep the windows whose block still hashes below xkeep, packed. */
+static void exact_filter(struct tl_agg *a)
+{
+	size_t i, nw = 0, ne = 0;
+
+	for (i = 0; i < a->nr_win; i++) {
+		struct tl_window w = a->win[i];
+
+		if (mix32(w.block) >= a->xkeep)
+			continue;
+		memmove(&a->exact[ne], &a->exact[w.off], w.n * sizeof(*a->exact));
+		w.off = ne;
+		ne += w.n;
+		a->win[nw++] = w;
+	}
+	a->nr_win = nw;
+	a->nr_exact = ne;
+}
+
+/* Call number a->calls_total (before counting it) into the exact windows. */
+static void exact_add(struct tl_agg *a, const struct memmon_rec_syscall *sc)
+{
+	__u64 blk = a->calls_total / TL_EXACT_BLOCK;
+	struct tl_window *w;
+
+	if (!a->max_exact)
+		return;
+	if (a->calls_total % TL_EXACT_BLOCK == 0) {
+		a->xcur = false;
+		if (mix32(blk) >= a->xkeep)
+			return;
+		while (a->nr_exact + TL_EXACT_BLOCK > a->max_exact) {
+			a->xkeep /= 2;
+			exact_filter(a);
+			if (mix32(blk) >= a->xkeep)
+				return;
+		}
+		w = &a->win[a->nr_win++];
+		w->block = blk;
+		w->first_ns = sc->hdr.time_ns;
+		w->off = a->nr_exact;
+		w->n = 0;
+		a->xcur = true;
+	}
+	if (!a->xcur)
+		return;
+	w = &a->win[a->nr_win - 1];
+	a->exact[a->nr_exact++] = *sc;
+	w->n++;
+	w->last_ns = sc->hdr.time_ns;
+}
+
 static void on_syscall(struct tl_agg *a, struct tl_proc *p, struct tl_bucket *b,
 		       const struct memmon_rec_syscall *sc)
 {
@@ -383,6 +448,7 @@ static void on_syscall(struct tl_agg *a, struct tl_proc *p, struct tl_bucket *b,
 	if (sc->sys >= MEMMON_SYS__COUNT || k < 0)
 		return;
 	p->calls[sc->sys]++;
+	exact_add(a, sc);
 	a->calls_total++;
 	b->calls[k]++;
 	detail_add(a, sc);

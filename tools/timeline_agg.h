@@ -36,7 +36,23 @@
 #define TL_MAX_EVENTS		64		/* exec/fork events per process */
 #define TL_DETAIL_DEFAULT	100000
 #define TL_FOLD_TGID		0xffffffffU	/* the lane past TL_MAX_PROCS */
-#define TL_DETAIL_MAX		250000		/* 112 B each: 28 MiB at most */
+/*
+ * 112 B each: 28 MiB at most, 3.5 more of exact windows, beside ~12 MiB of
+ * buckets and rec_pipe's batches and the reader's ~9 MiB of mapped chunks:
+ * ~51 MiB of peak RSS on a 4 GiB trace, under the 64 MiB bound
+ * (tests/timeline/run's MEMMON_TIMELINE_BIG checks it at this value).
+ */
+#define TL_DETAIL_MAX		250000
+
+/*
+ * Exact windows: besides the uniform sample, every call of a few runs of
+ * TL_EXACT_BLOCK consecutive calls (so short windows of time where calls
+ * are dense), a uniform sample of those runs, at most min(TL_EXACT_CALLS,
+ * max_detail) calls: zoomed into one, the page draws every call. 32768
+ * calls are 3.5 MiB of memory and ~4 MiB of page.
+ */
+#define TL_EXACT_BLOCK		1024
+#define TL_EXACT_CALLS		32768
 
 /* Syscall kinds, the page's colours. */
 enum tl_kind {
@@ -99,6 +115,13 @@ struct tl_proc {
 	struct tl_bucket *pages[TL_NBUCKETS / TL_PAGE];
 };
 
+/* A run of consecutive calls all kept, at exact[off..off+n). */
+struct tl_window {
+	__u64 block;			/* calls before it / TL_EXACT_BLOCK */
+	__u64 first_ns, last_ns;	/* its first and last call's record time */
+	size_t off, n;
+};
+
 struct tl_mark {
 	__u64 t;
 	__u32 tgid, tid;
@@ -143,6 +166,18 @@ struct tl_agg {
 	size_t nr_detail, max_detail;
 	__u64 keep;			/* 2^32: everything */
 	__u64 calls_total;
+
+	/*
+	 * Exact windows: blocks of calls kept whole when their hash is below
+	 * xkeep, halved (and the kept blocks filtered) when the next block
+	 * would not fit; the block being filled is always the last window.
+	 */
+	struct memmon_rec_syscall *exact;
+	size_t nr_exact, max_exact;
+	struct tl_window *win;
+	size_t nr_win;
+	__u64 xkeep;
+	bool xcur;			/* the current block is kept */
 
 	struct memmon_paths *paths;
 	__u64 records;

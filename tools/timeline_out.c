@@ -168,35 +168,56 @@ static void write_proc(FILE *f, const struct tl_agg *a, const struct tl_proc *p)
 	fputs("]}", f);
 }
 
-static void write_detail(FILE *f, const struct tl_agg *a)
+static void write_call(FILE *f, const struct tl_agg *a,
+		       const struct memmon_rec_syscall *sc, bool first)
 {
 	LIBMEMMON_OPTS(memmon_format_opts, fo,
 		       .flags = MEMMON_FMT_NO_TIME | MEMMON_FMT_NO_CPU,
 		       .paths = a->paths);
 	char text[512];
-	size_t i;
+	const char *t = text, *sp;
+	bool failed = sc->ret < 0 && sc->ret >= -4095;
 
-	fprintf(f, "\"detail\":{\"total\":%llu,\"kept\":%zu,\"calls\":[",
+	if (memmon_rec__format(&sc->hdr, text, sizeof(text), &fo) <= 0)
+		text[0] = '\0';
+	/* "tgid/tid call(...)": the lane already says who */
+	sp = strchr(text, ' ');
+	if (sp)
+		t = sp + 1;
+	fprintf(f, "%s[%llu,%llu,%u,%u,%d,%d,", first ? "\n" : ",\n",
+		rel(a, sc->hdr.time_ns), (unsigned long long)sc->duration_ns,
+		sc->hdr.tgid, sc->hdr.tid, tl_sys_kind(sc->sys), failed);
+	jstr(f, t);
+	fputc(']', f);
+}
+
+/*
+ * The sample and the exact windows' calls, merged in time order; a call
+ * in both (the exact one comes first on a tie) is written once.
+ */
+static void write_detail(FILE *f, const struct tl_agg *a)
+{
+	const struct memmon_rec_syscall *sc, *prev = NULL;
+	size_t i = 0, j = 0, n = 0;
+
+	fprintf(f, "\"detail\":{\"total\":%llu,\"sampled\":%zu,\"calls\":[",
 		(unsigned long long)a->calls_total, a->nr_detail);
-	for (i = 0; i < a->nr_detail; i++) {
-		const struct memmon_rec_syscall *sc = &a->detail[i];
-		const char *t = text, *sp;
-		bool failed = sc->ret < 0 && sc->ret >= -4095;
-		int k;
-
-		if (memmon_rec__format(&sc->hdr, text, sizeof(text), &fo) <= 0)
-			text[0] = '\0';
-		/* "tgid/tid call(...)": the lane already says who */
-		sp = strchr(text, ' ');
-		if (sp)
-			t = sp + 1;
-		k = tl_sys_kind(sc->sys);
-		fprintf(f, "%s[%llu,%llu,%u,%u,%d,%d,", i ? ",\n" : "\n",
-			rel(a, sc->hdr.time_ns), (unsigned long long)sc->duration_ns,
-			sc->hdr.tgid, sc->hdr.tid, k, failed);
-		jstr(f, t);
-		fputc(']', f);
+	while (i < a->nr_detail || j < a->nr_exact) {
+		if (j < a->nr_exact && (i >= a->nr_detail ||
+					a->exact[j].hdr.time_ns <= a->detail[i].hdr.time_ns))
+			sc = &a->exact[j++];
+		else
+			sc = &a->detail[i++];
+		if (prev && !memcmp(prev, sc, sizeof(*sc)))
+			continue;
+		write_call(f, a, sc, !n);
+		prev = sc;
+		n++;
 	}
+	fprintf(f, "],\"kept\":%zu,\"exact\":[", n);
+	for (i = 0; i < a->nr_win; i++)
+		fprintf(f, "%s[%llu,%llu,%zu]", i ? "," : "", rel(a, a->win[i].first_ns),
+			rel(a, a->win[i].last_ns), a->win[i].n);
 	fputs("]}", f);
 }
 

@@ -2,14 +2,17 @@
 """memmon timeline's page in a real browser (Debian's headless chromium
 through chromedriver and python3-selenium).
 
-    test_page.py PAGE.html REPORT.json SCREENSHOT.png
+    test_page.py PAGE.html REPORT.json SCREENSHOT.png [CHROME.json]
     test_page.py --load-only PAGE.html     (a big page: load time, no errors)
 
 Loads the page, checks that it logged no console error, that the lanes,
 processes and counts it reports (window.memmonTimeline.summary()) equal
 `memmon report --json` of the same trace, that wheel zoom and a drag
 selection change the visible range and the selection summary, that hovering
-a call shows its decoded text; saves a screenshot. Prints `ok N - ...` /
+a call shows its decoded text; saves a screenshot. CHROME.json, `memmon
+export --format chrome` of the same trace, is then handed to the same page
+and checked there by JavaScript against the Trace Event Format's rules
+(check_chrome). Prints `ok N - ...` /
 `not ok N - ...` and closes with `timeline: N passed, N failed`.
 """
 import json
@@ -74,9 +77,10 @@ def got_proc(p):
 
 def main():
     if sys.argv[1] == '--load-only':
-        page, report, shot = sys.argv[2], None, None
+        page, report, shot, chrome = sys.argv[2], None, None, None
     else:
         page, report_path, shot = sys.argv[1:4]
+        chrome = sys.argv[4] if len(sys.argv) > 4 else None
         with open(report_path) as f:
             report = json.load(f)
 
@@ -90,6 +94,8 @@ def main():
                               options=opts)
     try:
         run(driver, page, report, shot)
+        if chrome:
+            check_chrome(driver, chrome, report)
     finally:
         driver.quit()
 
@@ -118,6 +124,7 @@ def run(driver, page, report, shot):
                               'window.memmonTimeline.select(0, window.memmonTimeline.data.duration / 2)')
         dt = time.monotonic() - t
         check(dt < 1, f'zoom and a selection redraw in under 1 s ({dt:.2f} s)')
+        check_exact(driver)
         return
 
     s = driver.execute_script('return window.memmonTimeline.summary()')
@@ -152,6 +159,9 @@ def run(driver, page, report, shot):
     check(bool(multi), 'python3\'s threads are in its lane (>= 3 threads)',
           [(p['tgid'], p['name'], p['threads']) for p in s['processes']])
     check(s['marks'] >= 2, f'the markers of memmon mark are there ({s["marks"]})')
+    check(s['exact_windows'] >= 1 and s['exact_calls'] == nc,
+          f'exact windows: {s["exact_windows"]} holding all {s["exact_calls"]} calls (report: {nc})')
+    check_exact(driver)
 
     canvas = driver.find_element(By.ID, 'tl')
     # zoom: wheel events at the middle of the plot
@@ -239,6 +249,127 @@ def run(driver, page, report, shot):
     errors = [l for l in logs if l.get('level') == 'SEVERE']
     check(not errors, 'still no console errors after zoom, selection and hover',
           '\n'.join(l.get('message', '') for l in errors))
+
+
+# The Trace Event Format's rules, run in the browser on the parsed export
+# (JSON.parse is the parser Perfetto UI and chrome://tracing use). Returns
+# {error} when it does not parse, else counts and, per rule, the first
+# offending events.
+CHROME_JS = r'''
+var text = arguments[0], out = {bad: {}, n: 0, x: 0, m: 0, c: 0, i: 0};
+var doc;
+try { doc = JSON.parse(text); } catch (e) { return {error: String(e)}; }
+function bad(rule, ev) {
+    var l = out.bad[rule] = out.bad[rule] || [];
+    if (l.length < 3) l.push(JSON.stringify(ev).slice(0, 200));
+}
+if (!doc || !Array.isArray(doc.traceEvents)) return {error: 'no traceEvents array'};
+out.unit = doc.displayTimeUnit === undefined ? null : doc.displayTimeUnit;
+var isInt = Number.isInteger, pname = {}, tname = {}, used = {};
+var stacks = {}, tsMin = Infinity, tsMax = -Infinity;
+doc.traceEvents.forEach(function (e) {
+    out.n++;
+    if (typeof e !== 'object' || e === null) { bad('an event is an object', e); return; }
+    if (typeof e.ph !== 'string' || e.ph.length !== 1) bad('ph is one character', e);
+    if (typeof e.name !== 'string') bad('name is a string', e);
+    if (!isInt(e.pid) || e.pid < 0 || !isInt(e.tid) || e.tid < 0)
+        bad('pid and tid are non-negative integers', e);
+    if (e.ph === 'M') {
+        out.m++;
+        if (e.name === 'process_name') pname[e.pid] = true;
+        else if (e.name === 'thread_name') tname[e.pid + '/' + e.tid] = true;
+        else bad('M events are process_name or thread_name', e);
+        if (!e.args || typeof e.args.name !== 'string') bad('M events have args.name', e);
+        return;
+    }
+    if (typeof e.ts !== 'number' || !isFinite(e.ts) || e.ts < 0)
+        bad('ts is a finite number (us)', e);
+    if (typeof e.cat !== 'string') bad('cat is a string', e);
+    used[e.pid + '/' + e.tid] = e.pid;
+    tsMin = Math.min(tsMin, e.ts);
+    tsMax = Math.max(tsMax, e.ts + (e.dur || 0));
+    if (e.ph === 'X') {
+        out.x++;
+        if (typeof e.dur !== 'number' || !(e.dur >= 0)) bad('X events have dur >= 0', e);
+        (stacks[e.pid + '/' + e.tid] = stacks[e.pid + '/' + e.tid] || []).push(e);
+    } else if (e.ph === 'C') {
+        out.c++;
+        var k = e.args ? Object.keys(e.args) : [];
+        if (!k.length || k.some(function (n) { return typeof e.args[n] !== 'number'; }))
+            bad('C events have args of numbers', e);
+    } else if (e.ph === 'i' || e.ph === 'I') {
+        out.i++;
+        if (e.s !== undefined && ['g', 'p', 't'].indexOf(e.s) < 0) bad('i scope is g, p or t', e);
+    } else {
+        bad('ph is one of M X C i', e);
+    }
+});
+Object.keys(used).forEach(function (pt) {
+    if (!pname[used[pt]]) bad('an M process_name names every pid used', pt);
+    if (!tname[pt]) bad('an M thread_name names every pid/tid used', pt);
+});
+// X events of one thread nest: each ends before the one it starts in ends
+Object.keys(stacks).forEach(function (pt) {
+    var l = stacks[pt].sort(function (a, b) { return a.ts - b.ts || b.dur - a.dur; }), open = [];
+    l.forEach(function (e) {
+        while (open.length && open[open.length - 1] <= e.ts + 1e-3) open.pop();
+        if (open.length && e.ts + e.dur > open[open.length - 1] + 1e-3)
+            bad('X events of a thread nest', e);
+        open.push(e.ts + e.dur);
+    });
+});
+out.tsMin = tsMin;
+out.tsMax = tsMax;
+return out;
+'''
+
+CHROME_RULES = ('ph is one character', 'name is a string', 'pid and tid are non-negative integers',
+                'ts is a finite number (us)', 'cat is a string', 'X events have dur >= 0',
+                'C events have args of numbers', 'i scope is g, p or t', 'ph is one of M X C i',
+                'M events are process_name or thread_name', 'M events have args.name',
+                'an M process_name names every pid used',
+                'an M thread_name names every pid/tid used', 'X events of a thread nest')
+
+
+def check_chrome(driver, path, report):
+    """memmon export --format chrome of the same trace, in the same page."""
+    with open(path) as f:
+        text = f.read()
+    r = driver.execute_script(CHROME_JS, text)
+    if not check(r and 'error' not in r, f'{path} ({len(text)} bytes) parses in Chromium as '
+                 'a Trace Event Format object with a traceEvents array', r and r.get('error')):
+        return
+    for rule in CHROME_RULES:
+        check(rule not in r['bad'], f'chrome export: {rule}', '\n'.join(r['bad'].get(rule, [])))
+    check(r['unit'] in (None, 'ms', 'ns'), f'chrome export: displayTimeUnit ({r["unit"]}) is ms or ns')
+    nc = sum(v['count'] for p in report['processes'] for v in p['calls'].values())
+    check(r['x'] == nc, f'chrome export: {r["x"]} X events == report\'s {nc} calls '
+          f'({r["n"]} events: {r["m"]} M, {r["c"]} C, {r["i"]} i)')
+    # ts is in microseconds: the events span report's processes' lifetimes
+    # (ns), not a thousandth or a thousand times that
+    lo = min(p['first_ns'] for p in report['processes']) / 1e3
+    hi = max(p['last_ns'] for p in report['processes']) / 1e3
+    check(r['n'] > r['m'] and abs(r['tsMin'] - lo) <= 0.01 * (hi - lo) + 1e3 and
+          abs(r['tsMax'] - hi) <= 0.01 * (hi - lo) + 1e3,
+          f'chrome export: ts in microseconds: {r["tsMin"]:.0f}..{r["tsMax"]:.0f} us, '
+          f'report\'s processes {lo:.0f}..{hi:.0f}')
+    logs = driver.get_log('browser')
+    errors = [l for l in logs if l.get('level') == 'SEVERE']
+    check(not errors, 'no console errors after the chrome export',
+          '\n'.join(l.get('message', '') for l in errors))
+
+
+def check_exact(driver):
+    """Each exact window holds every call of its time range in the detail."""
+    r = driver.execute_script('''
+        var D = window.memmonTimeline.data, bad = [];
+        (D.detail.exact || []).forEach(function (w) {
+            var n = D.detail.calls.filter(function (c) { return c[0] >= w[0] && c[0] <= w[1]; }).length;
+            if (n !== w[2]) bad.push([w[0], w[1], w[2], n]);
+        });
+        return {n: (D.detail.exact || []).length, bad: bad};''')
+    check(r['n'] > 0 and not r['bad'], f'each of the {r["n"]} exact windows has its calls in detail',
+          r['bad'][:5])
 
 
 def rect(driver):

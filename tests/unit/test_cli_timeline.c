@@ -392,6 +392,46 @@ static void write_busy(const char *p, unsigned int n_procs, __u64 secs, __u64 st
 	free(cb);
 }
 
+/*
+ * The exact windows: as many as fit in min(max_detail, TL_EXACT_CALLS)
+ * whole blocks (at least half of them once the trace has more), and in
+ * each every call of its time range, in time order, in the detail.
+ */
+static void check_exact(json_t *detail, __u64 calls, long max_detail)
+{
+	json_t *cl = json_object_get(detail, "calls"), *w;
+	long cap = max_detail < TL_EXACT_CALLS ? max_detail : TL_EXACT_CALLS;
+	size_t i, k, nwin = json_array_size(json_object_get(detail, "exact"));
+	json_int_t n, total = 0, prev = -1;
+
+	cap -= cap % TL_EXACT_BLOCK;
+	if (cap == 0 || calls < TL_EXACT_BLOCK) {
+		assert_int_equal(nwin, calls && cap ? 1 : 0);
+		return;
+	}
+	assert_true(nwin >= 1);
+	if (calls >= (__u64)cap * 2)
+		assert_true(nwin >= (size_t)cap / TL_EXACT_BLOCK / 2);
+	json_array_foreach(json_object_get(detail, "exact"), i, w) {
+		json_int_t a = json_integer_value(json_array_get(w, 0));
+		json_int_t b = json_integer_value(json_array_get(w, 1));
+
+		assert_true(a > prev && b >= a);
+		prev = b;
+		for (k = 0, n = 0; k < json_array_size(cl); k++) {
+			json_int_t t = json_integer_value(json_array_get(json_array_get(cl, k), 0));
+
+			n += t >= a && t <= b;
+		}
+		/* every call of the window is there, once */
+		assert_int_equal(n, json_integer_value(json_array_get(w, 2)));
+		if (i + 1 < nwin)
+			assert_int_equal(n, TL_EXACT_BLOCK);
+		total += n;
+	}
+	assert_true(total <= cap);
+}
+
 static void check_busy(const char *trace, unsigned int n_procs, __u64 faults,
 		       __u64 calls, const char *max_detail, long max_bytes)
 {
@@ -423,8 +463,10 @@ static void check_busy(const char *trace, unsigned int n_procs, __u64 faults,
 		    TL_PAGE * sizeof(struct tl_bucket));
 	p = json_object_get(j, "detail");
 	assert_int_equal(geti(p, "total"), calls);
-	assert_true(geti(p, "kept") <= atol(max_detail));
-	assert_true(geti(p, "kept") >= atol(max_detail) / 2);
+	assert_true(geti(p, "sampled") <= atol(max_detail));
+	assert_true(geti(p, "sampled") >= atol(max_detail) / 2);
+	assert_int_equal(json_array_size(json_object_get(p, "calls")), geti(p, "kept"));
+	check_exact(p, calls, atol(max_detail));
 	/* the sample spans the trace, not just its start */
 	assert_true(json_integer_value(json_array_get(json_array_get(
 		json_object_get(p, "calls"), geti(p, "kept") - 1), 0)) >
@@ -442,6 +484,8 @@ static void test_long_trace(void **state)
 	/* 2 hours, 400k faults and calls: the 1 us grid doubles 21 times */
 	write_busy(big, 3, 7200, 18000000, &nf, &nc);
 	check_busy(big, 3, nf, nc, "1000", 2L << 20);
+	/* 8 exact windows of 1024 calls, out of ~390: their sample halves */
+	check_busy(big, 3, nf, nc, "8192", 4L << 20);
 	unlink(big);
 }
 

@@ -68,6 +68,8 @@
 		(p.tid_detail[c[3]] = p.tid_detail[c[3]] || []).push(c);
 	});
 	var fsyncs = calls.filter(function (c) { return c[4] === 7; });
+	/* [first, last, calls]: every call between first and last is in detail */
+	var EXACT = D.detail.exact || [];
 
 	function basename(s) {
 		if (!s)
@@ -267,6 +269,15 @@
 		ctx.moveTo(0, AXIS - 0.5);
 		ctx.lineTo(W, AXIS - 0.5);
 		ctx.stroke();
+		/* the exact windows, where every call is in detail: green */
+		ctx.fillStyle = '#2ca02c';
+		EXACT.forEach(function (w) {
+			var a = X(w[0]), b = X(w[1]);
+			if (b < GUTTER || a > W)
+				return;
+			a = Math.max(GUTTER, a);
+			ctx.fillRect(a, AXIS - 4, Math.max(2, b - a), 3);
+		});
 		ctx.font = '11px system-ui, sans-serif';
 		ctx.textBaseline = 'top';
 		ctx.fillStyle = '#333';
@@ -927,6 +938,7 @@
 			title: D.title, records: D.records, duration_ns: D.duration, bucket_ns: BW,
 			lost: D.lost, lost_intervals: D.lost_intervals.length, marks: D.marks.length,
 			detail_kept: D.detail.kept, detail_total: D.detail.total,
+			exact_windows: EXACT.length, exact_calls: EXACT.reduce(function (n, w) { return n + w[2]; }, 0),
 			lanes: lanes.length, processes: [], calls: {}, faults: {}, failed: tot.failed,
 			bytes_mapped: tot.mapped, bytes_unmapped: tot.unmapped, view: [view.a, view.b],
 			drawn: drawn
@@ -961,6 +973,8 @@
 		var info = s.processes.length + ' processes, ' + s.threads + ' threads, ' + D.records + ' records over ' +
 			fmtDur(D.duration) + (D.has_rt ? ' from ' + fmtWall(0) : '') + '; ' + D.lost + ' events lost' +
 			'; ' + D.detail.kept + ' of ' + D.detail.total + ' calls drawn one by one' +
+			(EXACT.length && D.detail.kept < D.detail.total ? ' (all of them in the ' + EXACT.length +
+			 ' windows marked green on the time axis)' : '') +
 			(D.truncated ? '; TRUNCATED trace' : '');
 		document.getElementById('info').textContent = info;
 		var lg = '';
