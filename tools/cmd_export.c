@@ -755,9 +755,6 @@ int cmd_export(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *cmd = "export", *output = NULL, *format = NULL, *path;
-	char err[600];
-	LIBMEMMON_OPTS(memmon_trace_reader_opts, ro, .errbuf = err,
-		       .errbuf_size = sizeof(err));
 	struct memmon_trace_reader *r = NULL;
 	const struct memmon_trace_info *in;
 	struct export_ctx c = { .first = true };
@@ -820,27 +817,11 @@ int cmd_export(int argc, char **argv)
 		goto out_free;
 	}
 	path = argv[optind];
-	ret = 1;
-	r = memmon_trace_reader__open(path, &ro);
-	if (!r) {
-		tool_err(cmd, "%s", err);
-		goto out_free;
-	}
-	in = memmon_trace_reader__info(r);
-	if (in->truncated)
-		fprintf(stderr, "memmon export: %s: truncated at offset %llu (the "
-			"recording did not finish); exporting what is there\n",
-			path, (unsigned long long)in->truncated_at);
-	ret = rec_filter_resolve(cmd, &f, r, path);
+	ret = rec_filter_open(cmd, "exporting", &f, path, &r, &c.paths);
 	if (ret)
-		goto out_close;
+		goto out_free;
+	in = memmon_trace_reader__info(r);
 	ret = 1;
-	c.paths = memmon_paths__new();
-	if (!c.paths) {
-		tool_err(cmd, "out of memory");
-		goto out_close;
-	}
-	rec_filter_meta_paths(r, c.paths);
 	c.f = &f;
 	c.fopts.sz = sizeof(c.fopts);
 	c.fopts.realtime_offset_ns = in->realtime_offset_ns;
@@ -883,7 +864,6 @@ int cmd_export(int argc, char **argv)
 out_outputs:
 	if (close_outputs(cmd, &c, output))
 		ret = 1;
-out_close:
 	free(c.seen.keys);
 	free(c.agg);
 	memmon_paths__free(c.paths);

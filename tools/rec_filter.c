@@ -419,3 +419,37 @@ void rec_filter_meta_paths(struct memmon_trace_reader *r, struct memmon_paths *p
 	}
 	json_decref(meta);
 }
+
+int rec_filter_open(const char *cmd, const char *what, struct rec_filter *f,
+		    const char *path, struct memmon_trace_reader **r,
+		    struct memmon_paths **paths)
+{
+	char err[600];
+	LIBMEMMON_OPTS(memmon_trace_reader_opts, ro, .errbuf = err,
+		       .errbuf_size = sizeof(err));
+	const struct memmon_trace_info *in;
+	int ret;
+
+	*paths = NULL;
+	*r = memmon_trace_reader__open(path, &ro);
+	if (!*r)
+		return tool_err(cmd, "%s", err);
+	in = memmon_trace_reader__info(*r);
+	if (in->truncated)
+		fprintf(stderr, "memmon %s: %s: truncated at offset %llu (the "
+			"recording did not finish); %s what is there\n",
+			cmd, path, (unsigned long long)in->truncated_at, what);
+	ret = rec_filter_resolve(cmd, f, *r, path);
+	if (!ret) {
+		*paths = memmon_paths__new();
+		if (*paths) {
+			/* What a window skipped: the file lists its paths at the end. */
+			rec_filter_meta_paths(*r, *paths);
+			return 0;
+		}
+		ret = tool_err(cmd, "out of memory");
+	}
+	memmon_trace_reader__close(*r);
+	*r = NULL;
+	return ret;
+}

@@ -88,4 +88,16 @@ bool rec_filter_match(const struct rec_filter *f,
 /* The paths the metadata lists (what a window may have skipped). */
 void rec_filter_meta_paths(struct memmon_trace_reader *r, struct memmon_paths *p);
 
+/*
+ * Open TRACE for a command that reads it through f: the reader (an error in
+ * its own words), a warning when the recording did not finish (@what: what
+ * the command does with the rest, e.g. "printing"), f resolved against the
+ * file, and *paths holding the file's path list (rec_filter_meta_paths()).
+ * On success *r and *paths are the caller's to free. Returns 0, or the
+ * command's exit code with everything released.
+ */
+int rec_filter_open(const char *cmd, const char *what, struct rec_filter *f,
+		    const char *path, struct memmon_trace_reader **r,
+		    struct memmon_paths **paths);
+
 #endif
