@@ -105,11 +105,19 @@ demo: deps
 	$(MAKE) all
 	tests/vm/run -- tests/demo
 
+# The udev rule gives /dev/memmon to the group memmon, which sysusers.d
+# declares; installing into the running system (no DESTDIR) creates the group
+# now rather than at the next boot.
 install: lib-install tools-install
 	install -D -m 0644 udev/60-memmon.rules $(DESTDIR)/lib/udev/rules.d/60-memmon.rules
+	install -D -m 0644 udev/memmon.sysusers $(DESTDIR)/usr/lib/sysusers.d/memmon.conf
+	$(if $(DESTDIR),,if command -v systemd-sysusers >/dev/null; then \
+		systemd-sysusers memmon.conf; \
+	elif ! getent group memmon >/dev/null; then groupadd --system memmon; fi)
 
 uninstall: lib-uninstall tools-uninstall
-	rm -f $(DESTDIR)/lib/udev/rules.d/60-memmon.rules
+	rm -f $(DESTDIR)/lib/udev/rules.d/60-memmon.rules \
+		$(DESTDIR)/usr/lib/sysusers.d/memmon.conf
 
 # The module installs like any Debian *-dkms package (scripts/dkms-install:
 # sources to /usr/src/memmon-VERSION, dkms add/build/install for KVER;

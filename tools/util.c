@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /* What the sub-commands share: messages, sessions, parsing, signals. */
 #include <errno.h>
+#include <grp.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include "builtin.h"
 
 volatile sig_atomic_t tool_stop;
@@ -67,6 +70,87 @@ const char *tool_device(void)
 	return d && *d ? d : MEMMON_DEVICE_PATH;
 }
 
+/* Whether the caller's real or supplementary groups hold @gid. */
+static bool in_group(gid_t gid)
+{
+	gid_t groups[256];
+	int i, n;
+
+	if (getegid() == gid)
+		return true;
+	n = getgroups(sizeof(groups) / sizeof(groups[0]), groups);
+	for (i = 0; i < n; i++)
+		if (groups[i] == gid)
+			return true;
+	return false;
+}
+
+/*
+ * The module's require_cap parameter from sysfs (0444): 1 yes, 0 no, -1 not
+ * known (module not loaded, or no sysfs).
+ */
+static int module_requires_cap(void)
+{
+	char v[8] = "";
+	FILE *f = fopen("/sys/module/memmon/parameters/require_cap", "re");
+
+	if (!f)
+		return -1;
+	if (!fgets(v, sizeof(v), f))
+		v[0] = 0;
+	fclose(f);
+	return v[0] == 'Y' || v[0] == '1' ? 1 : v[0] == 'N' || v[0] == '0' ? 0 : -1;
+}
+
+/*
+ * Opening the device was refused: say which of the two gates refused and
+ * every way through it. The device node's mode and group decide EACCES
+ * (the udev rule gives it to the "memmon" group); the module decides EPERM
+ * (require_cap=Y wants CAP_PERFMON or CAP_SYS_ADMIN, N lets the node's
+ * permissions alone decide).
+ */
+static int explain_open_denied(const char *cmd, int err, const char *dev)
+{
+	int req = module_requires_cap();
+	const char *gname = NULL;
+	struct group *gr;
+	struct stat st;
+
+	if (err == EACCES && stat(dev, &st) == 0) {
+		gr = getgrgid(st.st_gid);
+		gname = gr ? gr->gr_name : NULL;
+		tool_err(cmd, "%s: %s: the device is mode %04o, owner uid %u, "
+			 "group %s; this user (uid %u) %s", dev, strerror(err),
+			 (unsigned int)(st.st_mode & 07777), (unsigned int)st.st_uid,
+			 gname ? gname : "(unnamed)", (unsigned int)getuid(),
+			 in_group(st.st_gid) ?
+			 "is in that group, but the mode gives the group no access" :
+			 "is neither its owner nor in its group");
+		if (!(st.st_mode & 0060) || !gname || strcmp(gname, "memmon"))
+			fprintf(stderr, "  The memmon udev rule (60-memmon.rules, "
+				"installed by the memmon package or 'make install') "
+				"gives the device to group memmon, mode 0660.\n");
+		fprintf(stderr, "  Join the device's group: 'sudo usermod -aG %s "
+			"$USER', then log in again (or 'newgrp %s').\n",
+			gname ? gname : "memmon", gname ? gname : "memmon");
+	} else if (err == EPERM) {
+		tool_err(cmd, "%s: %s: the memmon module requires CAP_PERFMON "
+			 "(or CAP_SYS_ADMIN) to open it%s", dev, strerror(err),
+			 req == 1 ? " (its parameter require_cap=Y)" : "");
+	} else {
+		tool_err(cmd, "%s: %s", dev, strerror(err));
+	}
+	if (req != 0)
+		fprintf(stderr, "  %s needs CAP_PERFMON (or CAP_SYS_ADMIN): run "
+			"as root, or 'sudo setcap cap_perfmon+ep %s'; or let the "
+			"device's group alone decide: load the module with "
+			"require_cap=0 ('options memmon require_cap=0' in "
+			"/etc/modprobe.d/memmon.conf).\n",
+			req == 1 ? "The module (require_cap=Y) also" :
+				   "The module may also", "$(command -v memmon)");
+	return 1;
+}
+
 int tool_explain_errno(const char *cmd, int err, const char *what)
 {
 	switch (err) {
@@ -126,6 +210,8 @@ struct memmon_session *tool_open_session(const char *cmd, __u64 ring_size,
 			tool_err(cmd, "ring size %llu rejected by the module "
 				 "(see 'memmon info' for ring_size_min/max)",
 				 (unsigned long long)ring_size);
+		else if (err == EPERM || err == EACCES)
+			explain_open_denied(cmd, err, tool_device());
 		else
 			tool_explain_errno(cmd, err, tool_device());
 	}
