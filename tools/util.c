@@ -126,13 +126,17 @@ static int explain_open_denied(const char *cmd, int err, const char *dev)
 			 in_group(st.st_gid) ?
 			 "is in that group, but the mode gives the group no access" :
 			 "is neither its owner nor in its group");
-		if (!(st.st_mode & 0060) || !gname || strcmp(gname, "memmon"))
+		if ((st.st_mode & 0060) == 0060 && gname && st.st_gid != 0) {
+			fprintf(stderr, "  Join the device's group: 'sudo usermod "
+				"-aG %s $USER', then log in again (or 'newgrp "
+				"%s').\n", gname, gname);
+		} else {
 			fprintf(stderr, "  The memmon udev rule (60-memmon.rules, "
-				"installed by the memmon package or 'make install') "
-				"gives the device to group memmon, mode 0660.\n");
-		fprintf(stderr, "  Join the device's group: 'sudo usermod -aG %s "
-			"$USER', then log in again (or 'newgrp %s').\n",
-			gname ? gname : "memmon", gname ? gname : "memmon");
+				"installed by the memmon package or 'make "
+				"install') gives the device to the group memmon, "
+				"mode 0660; with it, join that group: 'sudo usermod "
+				"-aG memmon $USER' and log in again.\n");
+		}
 	} else if (err == EPERM) {
 		tool_err(cmd, "%s: %s: the memmon module requires CAP_PERFMON "
 			 "(or CAP_SYS_ADMIN) to open it%s", dev, strerror(err),
@@ -147,7 +151,8 @@ static int explain_open_denied(const char *cmd, int err, const char *dev)
 			"require_cap=0 ('options memmon require_cap=0' in "
 			"/etc/modprobe.d/memmon.conf).\n",
 			req == 1 ? "The module (require_cap=Y) also" :
-				   "The module may also", "$(command -v memmon)");
+				   "If the module has require_cap=Y, it also",
+			"$(command -v memmon)");
 	return 1;
 }
 
