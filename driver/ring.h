@@ -42,6 +42,18 @@
  * keeps a single subtractor, so the count can never be reported twice. An
  * event that fits alone but not with the pending LOST record is dropped too,
  * so that a LOST record always precedes the events that follow the loss.
+ *
+ * Overwrite (MEMMON_FULL_OVERWRITE, the flight recorder). consumer_pos is
+ * ignored: the ring keeps the newest records. @tail is the oldest record
+ * still in the ring; the outermost writer that finds no room moves it over
+ * whole published records and counts each event it passes as lost (taken
+ * back from delivered), so produced == delivered + lost still holds with
+ * "delivered" meaning "still readable". Only the outermost writer moves
+ * tail (a nested writer that finds no room drops, as above), so tail and
+ * its mirror have one writer at a time. The mirror page->tail_pos is
+ * stored before tail itself, with [F] between it and any store into the
+ * space it releases; a reader copies records, then re-reads tail_pos with
+ * [G]: a record below it may be torn and is discarded.
  */
 #ifndef _MEMMON_RING_H
 #define _MEMMON_RING_H
@@ -84,7 +96,9 @@ static_assert(sizeof(long) == sizeof(u64), "memmon rings need a 64-bit local_t")
  *     lost_pending                                          page->lost_pending
  *   lost_first_ns,         P, dropping writer  P, reporter  none (best effort
  *     lost_last_ns                                          when nested)
- *   wakeup_next            P, outermost only   P            owned via nest == 1
+ *   wakeup_next, tail,     P, outermost only   P            owned via nest == 1
+ *     overwritten
+ *   page->tail_pos         P, outermost only   C            [F] -> [G]
  *   page->producer_pos     P, outermost only   C, P         [B] -> [C]
  *   page->stats,           P, outermost only   C (racily)   before [B]
  *     page->lost_pending
@@ -109,6 +123,8 @@ struct memmon_ring {
 	u64 lost_first_ns;	/* time of the first pending drop */
 	u64 lost_last_ns;	/* time of the last pending drop */
 	u64 wakeup_next;	/* next producer position that triggers a wakeup */
+	u64 tail;		/* overwrite: oldest record kept (outermost only) */
+	u64 overwritten;	/* overwrite: events passed by tail (outermost) */
 	/* Set up once at allocation, read-only afterwards. */
 	struct memmon_ring_page *page;	/* producer page, user maps it read-only */
 	u64 *consumer_pos;		/* in the user-WRITABLE consumer area: never trusted */
@@ -116,6 +132,7 @@ struct memmon_ring {
 	u64 size;			/* power of two */
 	u64 wakeup_bytes;		/* poll watermark, see memmon_ring_commit() */
 	u16 cpu;			/* hdr.cpu of the LOST records */
+	bool overwrite;			/* MEMMON_FULL_OVERWRITE */
 };
 
 /**
@@ -147,6 +164,9 @@ static inline void memmon_ring_init(struct memmon_ring *r,
 	r->lost_first_ns = 0;
 	r->lost_last_ns = 0;
 	r->wakeup_next = wakeup_bytes;
+	r->tail = 0;
+	r->overwritten = 0;
+	r->overwrite = false;
 	r->page = page;
 	r->consumer_pos = consumer_pos;
 	r->data = data;
@@ -160,7 +180,18 @@ static inline void memmon_ring_init(struct memmon_ring *r,
 	WRITE_ONCE(page->stats.lost, 0);
 	WRITE_ONCE(page->stats.bytes, 0);
 	WRITE_ONCE(page->lost_pending, 0);
+	WRITE_ONCE(page->tail_pos, 0);
+	WRITE_ONCE(page->overwritten, 0);
 	WRITE_ONCE(*consumer_pos, 0);
+}
+
+/*
+ * memmon_ring_set_overwrite() - make a ring keep its newest records
+ * Context: as memmon_ring_init(), after it.
+ */
+static inline void memmon_ring_set_overwrite(struct memmon_ring *r)
+{
+	r->overwrite = true;
 }
 
 /*
@@ -199,6 +230,7 @@ again:
 	WRITE_ONCE(pg->stats.lost, (u64)local_read(&r->lost));
 	WRITE_ONCE(pg->stats.bytes, (u64)local_read(&r->bytes));
 	WRITE_ONCE(pg->lost_pending, (u64)local_read(&r->lost_pending));
+	WRITE_ONCE(pg->overwritten, r->overwritten);
 	/*
 	 * [B], pairs with [C] in the consumer (userspace, memmon_ring_peek()
 	 * callers): the records below head, ours and those of the writers
@@ -264,6 +296,69 @@ static __always_inline void __memmon_ring_write_lost(struct memmon_ring *r,
 	lr->last_ns = last;
 }
 
+/*
+ * Is there room for @need bytes at @head? With DROP_NEW, below the
+ * consumer ([A]); with OVERWRITE, above tail, which the outermost writer
+ * moves over whole published records to make the room.
+ */
+static __always_inline bool __memmon_ring_room(struct memmon_ring *r, u64 pub,
+					       u64 head, u64 need)
+{
+	const struct memmon_rec_header *h;
+	u64 tail, cons;
+	u32 len;
+
+	if (!r->overwrite) {
+		/*
+		 * [A], pairs with [D] in the consumer: once we see its
+		 * position, it is done reading what lies below it, so our
+		 * stores into that space cannot reach it early.
+		 */
+		cons = smp_load_acquire(r->consumer_pos);
+		/*
+		 * Never trust cons. Outside [pub - size, pub] it is hostile
+		 * (or a consumer claiming records not yet published), and the
+		 * first test, unsigned, catches both sides. Inside, we have
+		 * cons <= pub <= head, so head - cons cannot wrap, and the
+		 * claim [head, head + need) overlaps neither unread records
+		 * nor the space nested writers are still filling.
+		 */
+		return pub - cons <= r->size && head - cons <= r->size - need;
+	}
+	/* tail <= pub <= head: only published records are ever passed. */
+	tail = READ_ONCE(r->tail);
+	if (head - tail <= r->size - need)
+		return true;
+	if (local_read(&r->nest) != 1)
+		return false;
+	do {
+		if (tail >= pub)
+			return false;	/* the rest is being written */
+		h = (const void *)(r->data + (tail & (r->size - 1)));
+		len = READ_ONCE(h->size);
+		/* Ours and published: a bad size is a bug; drop, move nothing. */
+		if (unlikely(len < sizeof(*h) || len % MEMMON_REC_ALIGN ||
+			     len > pub - tail))
+			return false;
+		if (READ_ONCE(h->type) != MEMMON_REC_LOST) {
+			local_dec(&r->delivered);
+			local_inc(&r->lost);
+			local_sub(len, &r->bytes);
+			r->overwritten++;
+		}
+		tail += len;
+	} while (head - tail > r->size - need);
+	WRITE_ONCE(r->page->tail_pos, tail);
+	/*
+	 * [F], pairs with [G] in the reader: the new tail is visible before
+	 * any store into the space it releases, ours or a nested writer's
+	 * (which can only use that space once it sees the tail below).
+	 */
+	smp_wmb();
+	WRITE_ONCE(r->tail, tail);
+	return true;
+}
+
 /**
  * memmon_ring_reserve() - claim room for one record on this CPU's ring
  * @r: the ring of the current CPU
@@ -297,7 +392,7 @@ static __always_inline void *memmon_ring_reserve(struct memmon_ring *r,
 						 u32 size, u64 now_ns,
 						 bool *wake)
 {
-	u64 cons, pub, head, need, pos;
+	u64 pub, head, need, pos;
 	bool report;
 
 	*wake = false;
@@ -322,24 +417,10 @@ static __always_inline void *memmon_ring_reserve(struct memmon_ring *r,
 		goto drop;
 
 	do {
-		/*
-		 * [A], pairs with [D] in the consumer: once we see its
-		 * position, it is done reading what lies below it, so our
-		 * stores into that space cannot reach it early.
-		 */
-		cons = smp_load_acquire(r->consumer_pos);
 		/* Ours, trusted. Read before head, so pub <= head. */
 		pub = READ_ONCE(r->page->producer_pos);
 		head = (u64)local_read(&r->head);
-		/*
-		 * Never trust cons. Outside [pub - size, pub] it is hostile
-		 * (or a consumer claiming records not yet published), and the
-		 * first test, unsigned, catches both sides. Inside, we have
-		 * cons <= pub <= head, so head - cons cannot wrap, and the
-		 * claim [head, head + need) overlaps neither unread records
-		 * nor the space nested writers are still filling.
-		 */
-		if (pub - cons > r->size || head - cons > r->size - need)
+		if (!__memmon_ring_room(r, pub, head, need))
 			goto drop;
 		memmon_ring_irq(r, RESERVE_CLAIM);
 	} while ((u64)local_cmpxchg(&r->head, head, head + need) != head);
@@ -415,18 +496,17 @@ static __always_inline bool memmon_ring_commit(struct memmon_ring *r, void *rec)
 static inline bool memmon_ring_flush_lost(struct memmon_ring *r, u64 now_ns)
 {
 	const u64 need = sizeof(struct memmon_rec_lost);
-	u64 cons, pub, head;
+	u64 pub, head;
 
 	local_inc(&r->nest);
 	barrier();
 	if (!local_read(&r->lost_pending) || local_read(&r->nest) != 1)
 		goto out;
 	do {
-		/* [A] and the checks of memmon_ring_reserve(), for need. */
-		cons = smp_load_acquire(r->consumer_pos);
+		/* The checks of memmon_ring_reserve(), for need. */
 		pub = READ_ONCE(r->page->producer_pos);
 		head = (u64)local_read(&r->head);
-		if (pub - cons > r->size || head - cons > r->size - need)
+		if (!__memmon_ring_room(r, pub, head, need))
 			goto out;
 	} while ((u64)local_cmpxchg(&r->head, head, head + need) != head);
 	barrier();

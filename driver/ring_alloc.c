@@ -178,6 +178,7 @@ static void memmon_rings_fill_header(struct memmon_rings *rings)
  * memmon_rings_alloc() - allocate and initialise a session's rings
  * @ring_size: data bytes per CPU: a power of two, at least PAGE_SIZE
  * @wakeup_bytes: the poll watermark, see memmon_ring_init()
+ * @overwrite: the rings keep their newest records (MEMMON_FULL_OVERWRITE)
  * @wq: the session's wait queue, woken by the rings' irq_work
  *
  * One ring per possible CPU; a CPU id that can never be online (a hole in
@@ -189,7 +190,7 @@ static void memmon_rings_fill_header(struct memmon_rings *rings)
  * ERR_PTR(-EINTR) if the caller was killed while allocating.
  */
 struct memmon_rings *memmon_rings_alloc(u64 ring_size, u64 wakeup_bytes,
-					wait_queue_head_t *wq)
+					bool overwrite, wait_queue_head_t *wq)
 {
 	struct memmon_rings *rings;
 	struct memmon_cpu_ring *cr;
@@ -239,6 +240,8 @@ struct memmon_rings *memmon_rings_alloc(u64 ring_size, u64 wakeup_bytes,
 				 rings->consumer + cpu * (MEMMON_CONSUMER_STRIDE / sizeof(u64)),
 				 block + rings->layout.ring_data_offset,
 				 ring_size, wakeup_bytes, cpu);
+		if (overwrite)
+			memmon_ring_set_overwrite(&cr->ring);
 		init_irq_work(&cr->wake, memmon_ring_wake);
 		cr->wq = wq;
 	}

@@ -93,7 +93,7 @@ struct memmon_rings {
 
 int memmon_layout_compute(struct memmon_layout *l, u64 ring_size);
 struct memmon_rings *memmon_rings_alloc(u64 ring_size, u64 wakeup_bytes,
-					wait_queue_head_t *wq);
+					bool overwrite, wait_queue_head_t *wq);
 void memmon_rings_free(struct memmon_rings *rings);
 /* The two mappable areas: memmon_mmap_check()'s answer. */
 enum {

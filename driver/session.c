@@ -265,7 +265,8 @@ static struct memmon_rings *__memmon_session_rings(struct memmon_session *s)
 	err = memmon_limits_charge_rings(s, l.consumer_size + l.producer_size);
 	if (err)
 		return ERR_PTR(err);
-	rings = memmon_rings_alloc(s->ring_size, s->wakeup_bytes, &s->wq);
+	rings = memmon_rings_alloc(s->ring_size, s->wakeup_bytes, s->overwrite,
+				   &s->wq);
 	if (IS_ERR(rings)) {
 		memmon_limits_uncharge_rings(s);
 		return rings;
@@ -656,7 +657,8 @@ void memmon_session_info(struct memmon_session *s, struct memmon_info *info)
 			 MEMMON_FEAT_FOLLOW_CHILDREN |
 			 MEMMON_FEAT_SYSCALLS | MEMMON_FEAT_FAULTS |
 			 MEMMON_FEAT_RSS | MEMMON_FEAT_LIFECYCLE |
-			 MEMMON_FEAT_FLUSH_LOST | MEMMON_FEAT_FULL_WAIT;
+			 MEMMON_FEAT_FLUSH_LOST | MEMMON_FEAT_FULL_WAIT |
+			 MEMMON_FEAT_OVERWRITE;
 	if (IS_ENABLED(CONFIG_IA32_EMULATION))
 		info->features |= MEMMON_FEAT_COMPAT32;
 	info->events_supported = MEMMON_EV_ALL;
@@ -685,7 +687,7 @@ void memmon_session_info(struct memmon_session *s, struct memmon_info *info)
  * @cfg: the configuration (0 fields mean the defaults)
  *
  * Context: process context, may sleep.
- * Return: 0; -EOPNOTSUPP for MEMMON_FULL_OVERWRITE; -EINVAL for an unknown
+ * Return: 0; -EINVAL for an unknown
  * policy, a wait_timeout_ms above the maximum or without MEMMON_FULL_WAIT,
  * a non-zero __reserved, a ring size that is not a power of two in [ring_size_min,
  * ring_size_max] or a watermark outside 1..ring_size/2; -EBUSY once the
@@ -697,10 +699,9 @@ int memmon_session_configure(struct memmon_session *s,
 	u64 size, wakeup;
 	int err = 0;
 
-	if (cfg->full_policy == MEMMON_FULL_OVERWRITE)
-		return -EOPNOTSUPP;
 	if (cfg->full_policy != MEMMON_FULL_DROP_NEW &&
-	    cfg->full_policy != MEMMON_FULL_WAIT)
+	    cfg->full_policy != MEMMON_FULL_WAIT &&
+	    cfg->full_policy != MEMMON_FULL_OVERWRITE)
 		return -EINVAL;
 	if (cfg->__reserved || cfg->wait_timeout_ms > MEMMON_WAIT_TIMEOUT_MAX ||
 	    (cfg->wait_timeout_ms && cfg->full_policy != MEMMON_FULL_WAIT))
@@ -720,6 +721,7 @@ int memmon_session_configure(struct memmon_session *s,
 		s->ring_size = size;
 		s->wakeup_bytes = wakeup;
 		s->full_wait = cfg->full_policy == MEMMON_FULL_WAIT;
+		s->overwrite = cfg->full_policy == MEMMON_FULL_OVERWRITE;
 		s->wait_timeout_ms = cfg->wait_timeout_ms ?:
 				     MEMMON_WAIT_TIMEOUT_DEFAULT;
 	}
@@ -1184,6 +1186,12 @@ ssize_t memmon_session_read(struct memmon_session *s, char __user *buf,
 	rings = memmon_session_rings(s);
 	if (IS_ERR(rings))
 		return PTR_ERR(rings);
+	/*
+	 * Stable once the rings exist. The flight recorder is read through
+	 * the mapping, copy-then-check (uapi): no in-kernel cursor for it.
+	 */
+	if (s->overwrite)
+		return -EOPNOTSUPP;
 	if (mutex_lock_interruptible(&s->read_lock))
 		return -ERESTARTSYS;
 	for (;;) {

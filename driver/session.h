@@ -30,6 +30,7 @@
  * @ring_size: configured data bytes per CPU
  * @wakeup_bytes: configured poll watermark
  * @full_wait: MEMMON_FULL_WAIT configured
+ * @overwrite: MEMMON_FULL_OVERWRITE configured
  * @wait_timeout_ms: its bound on one wait
  * @wait_wq: where tasks wait for room (full_wait.c)
  * @events: mask of 1 << enum memmon_event
@@ -61,6 +62,7 @@
  *   ring_size,     @rings_lock, only while       @rings_lock; lockless once
  *     wakeup_bytes,  !rings                      rings was seen set
  *     full_wait,
+ *     overwrite,
  *     wait_timeout_ms
  *   events,        @lock and memmon_sessions_lock  either lock
  *     syscalls
@@ -103,6 +105,8 @@ struct memmon_session {
 	 * @wait_wq; poll(), read(), DISABLE and the file's release wake them.
 	 */
 	bool full_wait;
+	/* MEMMON_FULL_OVERWRITE: set by CONFIGURE before the rings exist. */
+	bool overwrite;
 	u32 wait_timeout_ms;
 	wait_queue_head_t wait_wq;
 	u64 events;

@@ -46,6 +46,8 @@ typedef __s64 s64;
 #define smp_load_acquire(p)	__atomic_load_n((p), __ATOMIC_ACQUIRE)
 /* The [B]/[D] stores of the ring protocol. */
 #define smp_store_release(p, v)	__atomic_store_n((p), (v), __ATOMIC_RELEASE)
+/* Orders earlier stores before later ones, as the kernel's does. */
+#define smp_wmb()	__atomic_thread_fence(__ATOMIC_RELEASE)
 
 /* The kernel's type is a typedef too (asm-generic/local.h). */
 typedef struct {

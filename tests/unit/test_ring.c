@@ -1051,6 +1051,302 @@ static void test_random_ops(void **state)
 	fx_free(f);
 }
 
+
+/* ---------------------------------------------------------------------- */
+/* MEMMON_FULL_OVERWRITE: the flight recorder. */
+
+static struct fx *fx_overwrite(u64 size)
+{
+	struct fx *f = fx_new(size, size / 4);
+
+	memmon_ring_set_overwrite(&f->r);
+	return f;
+}
+
+/*
+ * The reader of the uapi: from max(rd, tail_pos), copy what is published,
+ * [G], re-read tail_pos, keep what lies at or above it. Checks every record
+ * kept (pattern, order) and returns how many events it kept.
+ */
+static unsigned int ow_read(struct fx *f, u8 *copy, u64 *first_seq, u64 *last_seq)
+{
+	u64 prod = prod_pos(f), tail, start, pos, tail2;
+	unsigned int n = 0;
+
+	tail = __atomic_load_n(&f->page->tail_pos, __ATOMIC_ACQUIRE);
+	start = f->rd > tail ? f->rd : tail;
+	assert_true(prod - start <= f->size);
+	memcpy(copy, f->data + (start & (f->size - 1)), prod - start);
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);	/* [G] */
+	tail2 = __atomic_load_n(&f->page->tail_pos, __ATOMIC_RELAXED);
+	/* tail_pos is always a record boundary: walk from the later one. */
+	pos = tail2 > start ? tail2 : start;
+	while (pos < prod) {
+		const struct memmon_rec_header *h = (const void *)(copy + (pos - start));
+		const u8 *b = (const u8 *)h;
+		u64 seq;
+		u32 i;
+
+		assert_true(h->size >= sizeof(*h) && h->size <= prod - pos);
+		if (h->type == TEST_REC) {
+			seq = h->tgid | (u64)h->tid << 32;
+			for (i = sizeof(*h); i < h->size; i++)
+				assert_int_equal(b[i], pattern(seq, i));
+			if (!n && first_seq)
+				*first_seq = seq;
+			if (last_seq) {
+				if (n)
+					assert_int_equal(seq, *last_seq + 1);
+				*last_seq = seq;
+			}
+			n++;
+		} else {
+			assert_int_equal(h->type, MEMMON_REC_LOST);
+		}
+		pos += h->size;
+	}
+	assert_int_equal(pos, prod);
+	f->rd = prod;
+	__atomic_store_n(f->cons, prod, __ATOMIC_RELEASE);
+	return n;
+}
+
+/* What must hold in overwrite mode whenever no writer is in progress. */
+static void ow_invariants(struct fx *f)
+{
+	struct memmon_ring_page *pg = f->page;
+	u64 pos = pg->tail_pos, prod = pg->producer_pos, events = 0, bytes = 0;
+
+	assert_int_equal(local_read(&f->r.nest), 0);
+	assert_int_equal(prod, local_read(&f->r.head));
+	assert_true(prod - pos <= f->size);
+	assert_int_equal(pg->stats.produced, f->seq);
+	assert_int_equal(pg->stats.produced, pg->stats.delivered + pg->stats.lost);
+	assert_int_equal(pg->overwritten, f->r.overwritten);
+	assert_true(pg->stats.lost >= pg->overwritten);
+	/* "Delivered" is what the ring still holds from tail_pos. */
+	if (f->rd > pos)
+		return;
+	while (pos < prod) {
+		const struct memmon_rec_header *h = (const void *)(f->data + (pos & (f->size - 1)));
+
+		if (h->type != MEMMON_REC_LOST) {
+			events++;
+			bytes += h->size;
+		}
+		pos += h->size;
+	}
+	assert_int_equal(pos, prod);
+	assert_int_equal(events, pg->stats.delivered);
+	assert_int_equal(bytes, pg->stats.bytes);
+}
+
+static void test_overwrite_keeps_newest(void **state)
+{
+	struct fx *f = fx_overwrite(RING);
+	u64 first = 0, last = 0;
+	u8 *copy = malloc(RING);
+	unsigned int i;
+
+	(void)state;
+	/* A consumer that never moves (or lies) changes nothing here. */
+	*f->cons = 12345;
+	for (i = 0; i < 1000; i++) {
+		assert_true(emit(f, 64, 100 + i, NULL));
+		ow_invariants(f);
+	}
+	assert_int_equal(f->page->producer_pos, 64000);
+	assert_int_equal(f->page->tail_pos, 64000 - RING);
+	assert_int_equal(f->page->stats.delivered, RING / 64);
+	assert_int_equal(f->page->stats.lost, 1000 - RING / 64);
+	assert_int_equal(f->page->overwritten, 1000 - RING / 64);
+	assert_int_equal(f->page->lost_pending, 0);
+	assert_int_equal(ow_read(f, copy, &first, &last), RING / 64);
+	assert_int_equal(first, 1000 - RING / 64);
+	assert_int_equal(last, 999);
+	/* A second read starts where the first stopped. */
+	for (i = 0; i < 3; i++)
+		assert_true(emit(f, 64, 2000 + i, NULL));
+	assert_int_equal(ow_read(f, copy, &first, &last), 3);
+	assert_int_equal(first, 1000);
+	free(copy);
+	fx_free(f);
+}
+
+/* Mixed sizes: tail passes whole records, never more than it must. */
+static void test_overwrite_mixed_sizes(void **state)
+{
+	struct fx *f = fx_overwrite(RING);
+	u8 *copy = malloc(RING);
+	u64 first, last, x = 88172645463325252ULL;
+	unsigned int i;
+
+	(void)state;
+	for (i = 0; i < 5000; i++) {
+		u32 size;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		size = 24 + 8 * (u32)(x % 120);
+		assert_true(emit(f, size, i, NULL));
+		ow_invariants(f);
+		/* Once full, it stays full but for less than one record. */
+		if (f->page->producer_pos > 2 * RING)
+			assert_true(f->page->producer_pos - f->page->tail_pos > RING - 1000);
+		if (i % 97 == 0)
+			ow_read(f, copy, &first, &last);
+	}
+	assert_true(ow_read(f, copy, &first, &last) > 0);
+	assert_int_equal(last, 4999);
+	free(copy);
+	fx_free(f);
+}
+
+/*
+ * A writer nested in a full flight recorder drops (only the outermost moves
+ * tail); the outermost reports that loss with a LOST record, which tail later
+ * passes without touching delivered.
+ */
+static void test_overwrite_nested_drops(void **state)
+{
+	struct fx *f = fx_overwrite(RING);
+	u8 *copy = malloc(RING);
+	const struct memmon_rec_lost *l;
+	u64 lost_before, ow_before;
+	unsigned int i;
+
+	(void)state;
+	prefill(f, RING);
+	ow_invariants(f);
+	irq.at = IRQ_RESERVE_NESTED;
+	irq.size = 64;
+	irq.now = 7;
+	assert_true(emit(f, 64, 8, NULL));
+	assert_int_equal(irq.fired, 1);
+	assert_false(irq.ok);
+	/* The outer one reported it at once: LOST, then its event. */
+	assert_int_equal(f->page->lost_pending, 0);
+	assert_int_equal(f->page->stats.lost, 1 + f->page->overwritten);
+	l = (const void *)(f->data + ((f->page->producer_pos - 64 - LOST_SIZE) & (RING - 1)));
+	assert_int_equal(l->hdr.type, MEMMON_REC_LOST);
+	assert_int_equal(l->count, 1);
+	ow_invariants(f);
+	lost_before = f->page->stats.lost;
+	ow_before = f->page->overwritten;
+	for (i = 0; i < 2 * RING / 64; i++) {
+		assert_true(emit(f, 64, 10 + i, NULL));
+		ow_invariants(f);
+	}
+	/* Events and the LOST record passed; only the events counted. */
+	assert_true(f->page->overwritten - ow_before >= RING / 64);
+	assert_int_equal(f->page->stats.lost - lost_before,
+			 f->page->overwritten - ow_before);
+	assert_int_equal(f->page->stats.lost, 1 + f->page->overwritten);
+	f->seq_check = false;
+	assert_int_equal(ow_read(f, copy, NULL, NULL), f->page->stats.delivered);
+	free(copy);
+	fx_free(f);
+}
+
+/* A nested writer that finds room in the flight recorder just writes. */
+static void test_overwrite_nested_fits(void **state)
+{
+	struct fx *f = fx_overwrite(RING);
+	u8 *copy = malloc(RING);
+
+	(void)state;
+	prefill(f, RING - 128);
+	irq.at = IRQ_RESERVE_CLAIM;
+	irq.size = 64;
+	assert_true(emit(f, 128, 8, NULL));
+	assert_int_equal(irq.fired, 1);
+	assert_true(irq.ok);
+	ow_invariants(f);
+	/* The outer's cmpxchg failed once, then it moved tail over 1 record. */
+	assert_int_equal(f->page->overwritten, 1);
+	f->seq_check = false;
+	/* 62 + 1 + 1 events, the first one passed; the inner one first. */
+	assert_int_equal(ow_read(f, copy, NULL, NULL), RING / 64 - 1);
+	free(copy);
+	fx_free(f);
+}
+
+/*
+ * Records copied by a reader and then overwritten before it re-reads
+ * tail_pos lie below the new tail_pos: the reader discards exactly those,
+ * and what it keeps is whole.
+ */
+static void test_overwrite_torn_copy_discarded(void **state)
+{
+	struct fx *f = fx_overwrite(RING);
+	u8 *copy = malloc(RING);
+	u64 prod, tail, tail2, pos, kept = 0;
+	unsigned int i;
+
+	(void)state;
+	for (i = 0; i < 200; i++)
+		emit(f, 64, i, NULL);
+	prod = prod_pos(f);
+	tail = f->page->tail_pos;
+	memcpy(copy, f->data + (tail & (RING - 1)), prod - tail);
+	/* The producer overwrites 10 records while we "copy". */
+	for (i = 0; i < 10; i++)
+		emit(f, 64, 500 + i, NULL);
+	for (i = 0; i < 10; i++) {
+		const struct memmon_rec_header *h = (const void *)(f->data + ((tail + 64 * i) & (RING - 1)));
+
+		assert_int_not_equal(h->tgid, (u32)(136 + i));	/* really overwritten */
+	}
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);	/* [G] */
+	tail2 = __atomic_load_n(&f->page->tail_pos, __ATOMIC_RELAXED);
+	assert_int_equal(tail2, tail + 10 * 64);
+	for (pos = tail2; pos < prod; pos += 64) {
+		const struct memmon_rec_header *h = (const void *)(copy + (pos - tail));
+
+		assert_int_equal(h->tgid, 136 + (pos - tail) / 64);
+		kept++;
+	}
+	assert_int_equal(kept, RING / 64 - 10);
+	free(copy);
+	fx_free(f);
+}
+
+/* Interrupts at every point of an outermost writer, ring always full. */
+static void test_overwrite_random_nesting(void **state)
+{
+	static const enum irq_point pts[] = {
+		IRQ_RESERVE_ENTRY, IRQ_RESERVE_NESTED, IRQ_RESERVE_CLAIM,
+		IRQ_RESERVE_LOST, IRQ_RESERVE_LOST_TAKE, IRQ_PUT_MIRROR,
+		IRQ_PUT_DEC, IRQ_PUT_RECHECK,
+	};
+	struct fx *f = fx_overwrite(RING);
+	u8 *copy = malloc(RING);
+	u64 x = 0x2545f4914f6cdd1dULL;
+	unsigned int i;
+
+	(void)state;
+	f->seq_check = false;
+	for (i = 0; i < 20000; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		if (x % 3 == 0) {
+			irq.at = pts[(x >> 8) % ARRAY_SIZE(pts)];
+			irq.size = 24 + 8 * (u32)((x >> 16) % 20);
+			irq.now = i;
+		}
+		emit(f, 24 + 8 * (u32)((x >> 24) % 60), i, NULL);
+		irq.at = IRQ_NONE;
+		ow_invariants(f);
+		if (x % 211 == 0)
+			ow_read(f, copy, NULL, NULL);
+	}
+	assert_true(f->page->overwritten > 10000);
+	free(copy);
+	fx_free(f);
+}
+
 /* ---------------------------------------------------------------------- */
 
 static struct CMUnitTest tests[128];
@@ -1096,6 +1392,12 @@ int main(void)
 	ADD(test_consumer_ahead_of_published);
 	ADD(test_peek_sweep);
 	ADD_ROWS(test_peek_bad_header, bad_hdrs);
+	ADD(test_overwrite_keeps_newest);
+	ADD(test_overwrite_mixed_sizes);
+	ADD(test_overwrite_nested_drops);
+	ADD(test_overwrite_nested_fits);
+	ADD(test_overwrite_torn_copy_discarded);
+	ADD(test_overwrite_random_nesting);
 	ADD(test_nested_direct);
 	ADD_ROWS(test_nest_irq, nest_cases);
 	ADD_ROWS(test_nest_lost, lost_cases);

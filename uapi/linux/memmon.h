@@ -31,7 +31,7 @@
 #include <linux/ioctl.h>
 
 #define MEMMON_ABI_MAJOR	1
-#define MEMMON_ABI_MINOR	2
+#define MEMMON_ABI_MINOR	3
 
 #define MEMMON_DEVICE_PATH	"/dev/memmon"
 
@@ -50,7 +50,9 @@
 #define MEMMON_FEAT_RSS			(1ULL << 7)	/* MEMMON_REC_RSS records */
 #define MEMMON_FEAT_LIFECYCLE		(1ULL << 8)	/* FORK/EXEC/EXIT records */
 #define MEMMON_FEAT_COMPAT32		(1ULL << 9)	/* ia32 tasks' syscalls traced */
-#define MEMMON_FEAT_OVERWRITE		(1ULL << 10)	/* MEMMON_FULL_OVERWRITE */
+#define MEMMON_FEAT_OVERWRITE		(1ULL << 10)	/* ABI 1.3:
+							 * MEMMON_FULL_OVERWRITE
+							 */
 #define MEMMON_FEAT_FLUSH_LOST		(1ULL << 11)	/* ABI 1.2: DISABLE writes
 							 * pending losses
 							 */
@@ -131,7 +133,7 @@ struct memmon_info {
 /* enum memmon_full_policy: what a producer does when a ring is full. */
 enum memmon_full_policy {
 	MEMMON_FULL_DROP_NEW	= 0,	/* drop and count; LOST record follows */
-	MEMMON_FULL_OVERWRITE	= 1,	/* reserved for a flight-recorder mode */
+	MEMMON_FULL_OVERWRITE	= 1,	/* ABI 1.3: the flight recorder, below */
 	MEMMON_FULL_WAIT	= 2,	/* ABI 1.2: the lossless mode, below */
 };
 
@@ -149,6 +151,17 @@ enum memmon_full_policy {
  * a task records beyond half a ring (a MAP_POPULATE or mlock() of a large
  * area), and records made in interrupts, kernel threads, io_uring workers
  * and exiting tasks.
+ */
+/*
+ * MEMMON_FULL_OVERWRITE: each ring keeps its newest records. consumer_pos
+ * is ignored by the producer; the oldest record still held is the ring
+ * page's tail_pos, and each event overwritten counts as lost (taken back
+ * from delivered: produced == delivered + lost holds, delivered being what
+ * can still be read) and in the page's overwritten. A reader starts at
+ * max(consumer_pos, tail_pos), COPIES the records below producer_pos, then
+ * re-reads tail_pos ([G]) and discards what lies below it: those bytes may
+ * have been overwritten while it copied. Read through the mapping only:
+ * read() is -EOPNOTSUPP on such a session. Needs MEMMON_FEAT_OVERWRITE.
  */
 struct memmon_config {
 	__u32 size;		/* in: sizeof(struct memmon_config) */
@@ -418,6 +431,9 @@ struct memmon_ring_page {
 	__u64 lost_pending;	/* out: events dropped, not yet reported by
 				 *      a LOST record in the stream
 				 */
+	/* ABI 1.3, MEMMON_FULL_OVERWRITE only (zero otherwise) */
+	__u64 tail_pos;		/* out: the oldest record kept; [F]/[G] */
+	__u64 overwritten;	/* out: events overwritten (in stats.lost) */
 };
 
 /*
@@ -437,6 +453,12 @@ struct memmon_ring_page {
  *                   reading records below it
  *  [D]    consumer  store-release consumer_pos after   [A]
  *                   it is done with records below it
+ *  [F]    kernel    overwrite: store tail_pos, then    [G]         a record
+ *                   smp_wmb(), before writing over                 copied below
+ *                   the space it released                          tail_pos
+ *  [G]    consumer  overwrite: copy records, then      [F]         read after
+ *                   fence(acquire) and re-read                     the copy is
+ *                   tail_pos                                       whole
  *  [E]    kernel    poll(): add to the wait queue,     wake_up()   no lost
  *                   then read positions; producer:     from irq    wakeup: the
  *                   [B] then irq_work → wake_up()      work        wq lock
