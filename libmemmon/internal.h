@@ -131,7 +131,13 @@ LIBMM_HIDDEN void mm_merge_build(struct mm_merge *m);
 struct mm_ring {
 	__u64 *consumer_pos;
 	const struct memmon_ring_page *page;
-	const __u8 *data;		/* ring_size bytes, mapped twice */
+	const __u8 *data;		/* what records are read from: map, or
+					 * copy for a flight recorder
+					 */
+	const __u8 *map;		/* ring_size bytes, mapped twice */
+	__u8 *copy;			/* overwrite: 2 * ring_size, laid out as
+					 * map; filled by ring_snapshot()
+					 */
 	__u64 cons;			/* last value stored to consumer_pos */
 	__u64 snap;			/* producer_pos loaded this round */
 	__u64 pos;			/* merge cursor in [cons, snap] */
@@ -142,6 +148,7 @@ struct memmon_session {
 	bool own_fd;
 	bool own_maps;
 	bool mapped;
+	bool overwrite;			/* MEMMON_FULL_OVERWRITE configured */
 	struct memmon_info info;
 
 	void *cons_area;

@@ -76,7 +76,8 @@ int mm_session_attach(struct memmon_session *s, void *cons, size_t cons_size,
 		r->consumer_pos = (__u64 *)((__u8 *)cons +
 					    (size_t)c * MEMMON_CONSUMER_STRIDE);
 		r->page = (const struct memmon_ring_page *)blk;
-		r->data = blk + hdr->ring_data_offset;
+		r->map = blk + hdr->ring_data_offset;
+		r->data = r->map;
 		/* Only we write it; relaxed is enough to start from it. */
 		r->cons = __atomic_load_n(r->consumer_pos, __ATOMIC_RELAXED);
 	}
@@ -94,6 +95,8 @@ int mm_session_attach(struct memmon_session *s, void *cons, size_t cons_size,
 
 void mm_session_detach(struct memmon_session *s)
 {
+	unsigned int c;
+
 	if (s->own_maps) {
 		if (s->prod_area)
 			munmap(s->prod_area, s->prod_size);
@@ -101,6 +104,8 @@ void mm_session_detach(struct memmon_session *s)
 			munmap(s->cons_area, s->cons_size);
 	}
 	s->prod_area = s->cons_area = NULL;
+	for (c = 0; s->rings && c < s->nr_cpus; c++)
+		free(s->rings[c].copy);
 	free(s->rings);
 	s->rings = NULL;
 	mm_merge_fini(&s->merge);
@@ -121,8 +126,52 @@ static int ensure_mapped(struct memmon_session *s)
  * our consumer position: the kernel never has more than ring_size bytes
  * outstanding, so anything else means the mapping is not what we think.
  */
+/*
+ * A flight recorder's round (MEMMON_FULL_OVERWRITE): the producer may be
+ * writing over the oldest records while we read, so records are copied
+ * first and checked against tail_pos after: [G] pairs with [F], the
+ * kernel's store of tail_pos before it reuses the space. What lies below
+ * the tail read after the copy may be torn and is skipped (the kernel
+ * counted those events lost when it passed them). The copy keeps the
+ * mapping's layout, so records are found at the same offsets.
+ */
+static int ring_snapshot_overwrite(struct memmon_session *s, struct mm_ring *r)
+{
+	__u64 snap, tail, start;
+
+	if (!r->copy) {
+		r->copy = malloc(2 * s->ring_size);
+		if (!r->copy)
+			return -ENOMEM;
+		r->data = r->copy;
+	}
+	/* [C] pairs with [B]: records below snap are whole. */
+	snap = __atomic_load_n(&r->page->producer_pos, __ATOMIC_ACQUIRE);
+	tail = __atomic_load_n(&r->page->tail_pos, __ATOMIC_RELAXED);
+	if (snap - tail > s->ring_size)
+		return -EBADMSG;
+	/* Our position counts only if it lies among the records kept. */
+	start = r->cons - tail <= snap - tail ? r->cons : tail;
+	memcpy(r->copy + (start & s->mask), r->map + (start & s->mask),
+	       snap - start);
+	/* [G] pairs with [F]: tail_pos is read after the copy is whole. */
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	tail = __atomic_load_n(&r->page->tail_pos, __ATOMIC_RELAXED);
+	/* tail_pos only grows, and is always a record boundary. */
+	if (tail > snap)
+		start = snap;	/* all of it overwritten meanwhile */
+	else if (tail > start)
+		start = tail;
+	r->cons = start;
+	r->pos = start;
+	r->snap = snap;
+	return 0;
+}
+
 static int ring_snapshot(struct memmon_session *s, struct mm_ring *r)
 {
+	if (s->overwrite)
+		return ring_snapshot_overwrite(s, r);
 	/* [C] pairs with [B], the kernel's store-release of producer_pos
 	 * after the outermost writer finished: records below it are whole.
 	 */

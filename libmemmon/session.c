@@ -114,6 +114,7 @@ struct memmon_session *memmon_session__open(const struct memmon_session_opts *op
 		err = session_get_info(s);
 		if (err)
 			goto err_close;
+		s->overwrite = cfg.full_policy == MEMMON_FULL_OVERWRITE;
 	}
 	return s;
 

@@ -482,6 +482,66 @@ static void test_poll(void **state)
 	fake_fini(&f);
 }
 
+/*
+ * A flight recorder (MEMMON_FULL_OVERWRITE): records below the ring page's
+ * tail_pos were overwritten (here: garbage) and are skipped, not an error;
+ * our own position counts when it lies among the records kept; what is
+ * delivered comes from the library's copy, not from the mapping.
+ */
+static void test_overwrite_reads_from_tail(void **state)
+{
+	struct memmon_session *s;
+	struct collect c;
+	struct fake f;
+	long long pos[8];
+	unsigned int i;
+
+	(void)state;
+	setup_session(&f, &s, &c, 1, MEMMON_CONSUME_PER_CPU);
+	s->overwrite = true;
+	for (i = 0; i < 8; i++) {
+		pos[i] = fake_seq(&f, 0, 100 + i, i);
+		assert_true(pos[i] >= 0);
+	}
+	/* The producer passed records 0..2 and wrote over them. */
+	memset(fake_data(&f, 0), 0xff, (size_t)pos[3]);
+	fake_page(&f, 0)->tail_pos = (__u64)pos[3];
+	fake_page(&f, 0)->overwritten = 3;
+	assert_int_equal(memmon_session__consume(s), 5);
+	for (i = 0; i < 5; i++) {
+		assert_int_equal(c.seq[i], 3 + i);
+		/* Delivered from the copy. */
+		assert_true((const __u8 *)c.ptr[i] < fake_data(&f, 0) ||
+			    (const __u8 *)c.ptr[i] >= fake_data(&f, 0) + 2 * RING);
+	}
+	assert_int_equal(*fake_consumer_pos(&f, 0), f.prod_pos[0]);
+	/* Our position is ahead of tail: the next round starts there. */
+	assert_true(fake_seq(&f, 0, 200, 8) >= 0);
+	assert_int_equal(memmon_session__consume(s), 1);
+	assert_int_equal(c.seq[5], 8);
+	/* Nothing new: nothing delivered, no error. */
+	assert_int_equal(memmon_session__consume(s), 0);
+	memmon_session__close(s);
+	fake_fini(&f);
+}
+
+/* A tail_pos beyond what was published (a lying page) is refused. */
+static void test_overwrite_bad_tail(void **state)
+{
+	struct memmon_session *s;
+	struct collect c;
+	struct fake f;
+
+	(void)state;
+	setup_session(&f, &s, &c, 1, MEMMON_CONSUME_PER_CPU);
+	s->overwrite = true;
+	assert_true(fake_seq(&f, 0, 1, 0) >= 0);
+	fake_page(&f, 0)->tail_pos = f.prod_pos[0] + 8;
+	assert_int_equal(memmon_session__consume(s), -EBADMSG);
+	memmon_session__close(s);
+	fake_fini(&f);
+}
+
 static void test_open_errors(void **state)
 {
 	struct memmon_session_opts o;
@@ -544,6 +604,8 @@ int main(void)
 		cmocka_unit_test(test_ring_stats),
 		cmocka_unit_test(test_finish),
 		cmocka_unit_test(test_poll),
+		cmocka_unit_test(test_overwrite_reads_from_tail),
+		cmocka_unit_test(test_overwrite_bad_tail),
 		cmocka_unit_test(test_open_errors),
 	};
 
