@@ -137,7 +137,7 @@ static int ensure_mapped(struct memmon_session *s)
  */
 static int ring_snapshot_overwrite(struct memmon_session *s, struct mm_ring *r)
 {
-	__u64 snap, tail, start;
+	__u64 snap, tail, start, off;
 
 	if (!r->copy) {
 		r->copy = malloc(2 * s->ring_size);
@@ -152,8 +152,12 @@ static int ring_snapshot_overwrite(struct memmon_session *s, struct mm_ring *r)
 		return -EBADMSG;
 	/* Our position counts only if it lies among the records kept. */
 	start = r->cons - tail <= snap - tail ? r->cons : tail;
-	memcpy(r->copy + (start & s->mask), r->map + (start & s->mask),
-	       snap - start);
+	off = start & s->mask;
+	memcpy(r->copy + off, r->map + off, snap - start);
+	/* The copy has no alias: what ran past the end is also at the start. */
+	if (off + (snap - start) > s->ring_size)
+		memcpy(r->copy, r->copy + s->ring_size,
+		       off + (snap - start) - s->ring_size);
 	/* [G] pairs with [F]: tail_pos is read after the copy is whole. */
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	tail = __atomic_load_n(&r->page->tail_pos, __ATOMIC_RELAXED);

@@ -525,6 +525,38 @@ static void test_overwrite_reads_from_tail(void **state)
 	fake_fini(&f);
 }
 
+/*
+ * Round after round across the end of the ring: records that wrap, and
+ * records that start past the end, are read from the copy as from the
+ * double mapping.
+ */
+static void test_overwrite_wraps(void **state)
+{
+	struct memmon_session *s;
+	struct collect c;
+	struct fake f;
+	unsigned int i, seen = 0;
+
+	(void)state;
+	setup_session(&f, &s, &c, 1, MEMMON_CONSUME_PER_CPU);
+	s->overwrite = true;
+	for (i = 0; i < 3 * RING / 40; i++) {
+		assert_true(fake_seq(&f, 0, i, i) >= 0);
+		if (i % 300 == 299) {
+			/* As a kernel that passed what we read (a boundary). */
+			fake_page(&f, 0)->tail_pos = *fake_consumer_pos(&f, 0);
+			c.n = 0;
+			assert_int_equal(memmon_session__consume(s), 300);
+			assert_int_equal(c.seq[0], i - 299);
+			assert_int_equal(c.seq[299], i);
+			seen += 300;
+		}
+	}
+	assert_true(seen * 40 > 2 * RING);
+	memmon_session__close(s);
+	fake_fini(&f);
+}
+
 /* A tail_pos beyond what was published (a lying page) is refused. */
 static void test_overwrite_bad_tail(void **state)
 {
@@ -605,6 +637,7 @@ int main(void)
 		cmocka_unit_test(test_finish),
 		cmocka_unit_test(test_poll),
 		cmocka_unit_test(test_overwrite_reads_from_tail),
+		cmocka_unit_test(test_overwrite_wraps),
 		cmocka_unit_test(test_overwrite_bad_tail),
 		cmocka_unit_test(test_open_errors),
 	};

@@ -133,9 +133,12 @@ static void test_configure(void)
 	/* Watermark above half the ring: EINVAL. */
 	VT_ERRNO(mm_configure(fd, 65536, 32769), EINVAL, "CONFIGURE wakeup > ring/2: EINVAL");
 
-	c = (struct memmon_config){ .size = sizeof(c), .full_policy = MEMMON_FULL_OVERWRITE };
-	/* The flight-recorder policy is reserved: EOPNOTSUPP. */
-	VT_ERRNO(ioctl(fd, MEMMON_IOC_CONFIGURE, &c), EOPNOTSUPP, "CONFIGURE OVERWRITE: EOPNOTSUPP");
+	c = (struct memmon_config){ .size = sizeof(c), .full_policy = MEMMON_FULL_OVERWRITE,
+				    .wait_timeout_ms = 10 };
+	/* ABI 1.3: the flight recorder (t_overwrite); a wait bound is FULL_WAIT's. */
+	VT_ERRNO(ioctl(fd, MEMMON_IOC_CONFIGURE, &c), EINVAL, "CONFIGURE OVERWRITE with a wait bound: EINVAL");
+	c.wait_timeout_ms = 0;
+	VT_SUCCESS(ioctl(fd, MEMMON_IOC_CONFIGURE, &c), "CONFIGURE OVERWRITE");
 	c.full_policy = 7;
 	/* An unknown policy: EINVAL. */
 	VT_ERRNO(ioctl(fd, MEMMON_IOC_CONFIGURE, &c), EINVAL, "CONFIGURE policy 7: EINVAL");
