@@ -68,10 +68,22 @@ struct target {
 	char **cmd_argv;	/* NULL: no command */
 	pid_t child;		/* the command, once forked */
 	int go_fd;		/* write end of the child's start pipe */
+	char *cgroup;		/* -G: a cgroup v2 directory, or NULL */
 };
 
 /* -p: parse and check that every PID exists. Returns 0 or exit code. */
 int target_add_pids(const char *cmd, struct target *t, const char *arg);
+/*
+ * -G: every process of a cgroup v2 directory (relative to /sys/fs/cgroup
+ * or absolute) and of its descendants, and those that join later:
+ * target_rescan() watches newcomers (with their children) each time the
+ * consumer calls it. A cgroup target does not end when its processes do.
+ */
+int target_add_cgroup(const char *cmd, struct target *t, const char *arg);
+struct proctab;
+/* Watch the cgroup's processes not watched yet; add them to @pt. */
+int target_rescan(const char *cmd, struct target *t, struct memmon_session *s,
+		  struct proctab *pt);
 /* Fork the command, stopped until target_go(). */
 int target_spawn(const char *cmd, struct target *t);
 /* SET_EVENTS (with lifecycle for exit detection), map, ENABLE, WATCH_ADD

@@ -48,10 +48,13 @@ struct trace_ctx {
 };
 
 static const char trace_usage[] =
-"usage: memmon trace [-p PID[,PID...]] [-f] [-e EVENTS] [-o FILE] [--json]\n"
-"                    [-m RING_SIZE] [--no-loss[=MS]] [-- CMD [ARGS...]]\n"
+"usage: memmon trace [-p PID[,PID...]] [-G CGROUP] [-f] [-e EVENTS] [-o FILE]\n"
+"                    [--json] [-m RING_SIZE] [--no-loss[=MS]] [-- CMD [ARGS...]]\n"
 "\n"
 "  -p, --pid PIDS      watch these processes (comma-separated)\n"
+"  -G, --cgroup DIR    watch a cgroup v2's processes, its descendants' and\n"
+"                      those that join later, with their children (DIR\n"
+"                      absolute or under /sys/fs/cgroup); runs until Ctrl-C\n"
 "  -f, --follow        follow children (fork/clone), recursively\n"
 "  -e, --events LIST   what to show (default: all); e.g. faults,mmap,munmap\n"
 "  -o, --output FILE   write there instead of standard output\n"
@@ -241,6 +244,7 @@ int cmd_trace(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
+		{ "cgroup", required_argument, NULL, 'G' },
 		{ "follow", no_argument, NULL, 'f' },
 		{ "events", required_argument, NULL, 'e' },
 		{ "output", required_argument, NULL, 'o' },
@@ -264,10 +268,15 @@ int cmd_trace(int argc, char **argv)
 	t.ev_syscalls = (1ULL << MEMMON_SYS__COUNT) - 1;
 	optind = 1;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+p:fe:o:m:h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+p:G:fe:o:m:h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
 			ret = target_add_pids(cmd, &t, optarg);
+			if (ret)
+				goto out_free;
+			break;
+		case 'G':
+			ret = target_add_cgroup(cmd, &t, optarg);
 			if (ret)
 				goto out_free;
 			break;
@@ -310,8 +319,8 @@ int cmd_trace(int argc, char **argv)
 	}
 	if (optind < argc)
 		t.cmd_argv = &argv[optind];
-	if (!t.cmd_argv && !t.nr_pids) {
-		ret = tool_usage_err(cmd, "nothing to trace: give -p PID or -- CMD");
+	if (!t.cmd_argv && !t.nr_pids && !t.cgroup) {
+		ret = tool_usage_err(cmd, "nothing to trace: give -p PID, -G CGROUP or -- CMD");
 		goto out_free;
 	}
 	ret = 1;
@@ -368,6 +377,10 @@ int cmd_trace(int argc, char **argv)
 		proctab_add(c.pt, t.child);
 	for (n = 0; n < t.nr_pids; n++)
 		proctab_add(c.pt, t.pids[n]);
+	if (target_rescan(cmd, &t, s, c.pt)) {
+		target_abort(&t);
+		goto out_disable;
+	}
 	target_go(&t);		/* this thread is the consumer */
 
 	while (!tool_stop) {
@@ -389,6 +402,14 @@ int cmd_trace(int argc, char **argv)
 		if (time(NULL) != last_reap) {
 			last_reap = time(NULL);
 			proctab_reap_gone(c.pt, child_done ? 0 : t.child);
+		}
+		/* A cgroup's newcomers, at the poll's pace (100 ms at most). */
+		if (t.cgroup) {
+			if (target_rescan(cmd, &t, s, c.pt)) {
+				formatter_stop(&c);
+				goto out_disable;
+			}
+			continue;
 		}
 		if (proctab_live(c.pt) == 0)
 			break;

@@ -10,12 +10,16 @@
  *
  * The child's exec and everything after it happen under the watch.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include "builtin.h"
 
@@ -52,6 +56,103 @@ int target_add_pids(const char *cmd, struct target *t, const char *arg)
 	}
 	free(dup);
 	return 0;
+}
+
+#define CGROUP_ROOT	"/sys/fs/cgroup"
+#define CGROUP_DEPTH	32	/* nested cgroups walked at most */
+
+int target_add_cgroup(const char *cmd, struct target *t, const char *arg)
+{
+	char path[PATH_MAX], procs[PATH_MAX + 16];
+	int n;
+
+	if (t->cgroup)
+		return tool_usage_err(cmd, "one -G/--cgroup at a time");
+	if (arg[0] == '/')
+		n = snprintf(path, sizeof(path), "%s", arg);
+	else
+		n = snprintf(path, sizeof(path), CGROUP_ROOT "/%s", arg);
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return tool_usage_err(cmd, "cgroup path too long");
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", path);
+	if (access(procs, R_OK) < 0)
+		return tool_err(cmd, "cgroup '%s': %s (a cgroup v2 directory, "
+				"absolute or under " CGROUP_ROOT ")", arg,
+				strerror(errno));
+	t->cgroup = strdup(path);
+	if (!t->cgroup)
+		return tool_err(cmd, "out of memory");
+	return 0;
+}
+
+/* Watch each PID listed in @dir/cgroup.procs; returns 0 or an exit code. */
+static int watch_procs(const char *cmd, const char *dir,
+		       struct memmon_session *s, struct proctab *pt)
+{
+	char path[PATH_MAX + 16];
+	FILE *f;
+	long pid;
+	int ret = 0;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;	/* removed meanwhile */
+	while (fscanf(f, "%ld", &pid) == 1) {
+		if (pid <= 0 || pid > INT_MAX)
+			continue;
+		if (memmon_session__watch_add(s, (pid_t)pid,
+					      MEMMON_WATCH_FOLLOW_CHILDREN) == 0) {
+			proctab_add(pt, (pid_t)pid);
+			continue;
+		}
+		/* Watched already, or gone since it was listed: fine. */
+		if (errno == EEXIST || errno == ESRCH)
+			continue;
+		if (errno == EACCES) {
+			ret = tool_err(cmd, "not allowed to watch PID %ld of "
+				       "the cgroup: it needs ptrace access to it",
+				       pid);
+			break;
+		}
+		ret = tool_explain_errno(cmd, errno, "watch a cgroup's process");
+		break;
+	}
+	fclose(f);
+	return ret;
+}
+
+static int rescan_dir(const char *cmd, const char *dir, int depth,
+		      struct memmon_session *s, struct proctab *pt)
+{
+	char sub[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+	int ret = watch_procs(cmd, dir, s, pt);
+
+	if (ret || depth >= CGROUP_DEPTH)
+		return ret;
+	d = opendir(dir);
+	if (!d)
+		return 0;
+	while (!ret && (de = readdir(d))) {
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		if (snprintf(sub, sizeof(sub), "%s/%s", dir, de->d_name) >=
+		    (int)sizeof(sub))
+			continue;
+		ret = rescan_dir(cmd, sub, depth + 1, s, pt);
+	}
+	closedir(d);
+	return ret;
+}
+
+int target_rescan(const char *cmd, struct target *t, struct memmon_session *s,
+		  struct proctab *pt)
+{
+	if (!t->cgroup)
+		return 0;
+	return rescan_dir(cmd, t->cgroup, 0, s, pt);
 }
 
 int target_spawn(const char *cmd, struct target *t)
@@ -166,4 +267,6 @@ void target_free(struct target *t)
 	target_abort(t);
 	free(t->pids);
 	t->pids = NULL;
+	free(t->cgroup);
+	t->cgroup = NULL;
 }
