@@ -11,6 +11,7 @@
 #   make bench        benchmarks (in the VM and on the host)
 #   make install      library, headers, tool, man pages, udev rule
 #   make dkms-install the module, through DKMS, for KVER
+#   make deb          Debian packages in build/deb/ (debian/, README)
 #
 # The module is built against KDIR.  KVER=... (a KVER, or a test kernel's
 # alias: 6.1, 6.12, rt) builds for that kernel, from its build tree or its
@@ -41,7 +42,7 @@ USER_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE
 B	:= build
 
 .PHONY: all module kmod modules-all deps check check-debug soak demo bench \
-	install uninstall dkms-install dkms-uninstall clean vm-tests FORCE
+	install uninstall dkms-install dkms-uninstall deb clean vm-tests FORCE
 
 all: module lib tools vm-tests
 
@@ -127,6 +128,23 @@ dkms-install:
 
 dkms-uninstall:
 	scripts/dkms-uninstall $(if $(DESTDIR),--root $(DESTDIR))
+
+# memmon-dkms, libmemmon0, libmemmon-dev and memmon in build/deb/, built from
+# a copy of the tree's files (git's, tracked and new, or all but build/
+# outside git) in build/deb/src, so that the tree stays clean.
+deb:
+	rm -rf $(B)/deb
+	mkdir -p $(B)/deb/src
+	if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then \
+		git ls-files -z -c -o --exclude-standard | \
+			xargs -0 sh -c 'for f; do [ -e "$$f" ] && printf "%s\n" "$$f"; done' _ | \
+			rsync -a --files-from=- . $(B)/deb/src/; \
+	else \
+		rsync -a --exclude=/build --exclude='*.o' --exclude='*.ko' . $(B)/deb/src/; \
+	fi
+	cd $(B)/deb/src && DEB_BUILD_OPTIONS="$$DEB_BUILD_OPTIONS noautodbgsym" \
+		dpkg-buildpackage -us -uc -b
+	ls $(B)/deb/*.deb
 
 # Not "make -C KDIR M=. clean": Kbuild's clean walks the whole tree,
 # build/ included, and would delete the test kernel's modules there.

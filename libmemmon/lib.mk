@@ -4,7 +4,9 @@
 # build/lib/libmemmon.pc. Included by the top Makefile; standalone too:
 #   make -f libmemmon/lib.mk lib lib-unit
 #
-# Targets: lib, lib-install, lib-uninstall (DESTDIR, PREFIX, LIBDIR),
+# Targets: lib, lib-install, lib-uninstall (DESTDIR, PREFIX, LIBDIR: e.g.
+# /usr/lib/x86_64-linux-gnu; the library installs as libmemmon.so.0.1.0
+# with the .so.0 and .so links; LDFLAGS are added to the link),
 # lib-unit (build and run the test_lib_* and, with tools/tools.mk, the
 # test_cli_* cmocka tests under ASan/UBSan into build/libunit, without
 # tests/unit/unit.mk), lib-check-headers (every public/uapi header alone,
@@ -56,7 +58,7 @@ $(LIB_A): $(LIB_OBJS)
 	$(AR) rcs $@ $^
 
 $(LIB_SO): $(LIB_OBJS) libmemmon/libmemmon.map
-	$(CC) -shared -Wl,-soname,$(LIB_SONAME) \
+	$(CC) $(LDFLAGS) -shared -Wl,-soname,$(LIB_SONAME) \
 		-Wl,--version-script=libmemmon/libmemmon.map -Wl,--no-undefined \
 		-o $@ $(LIB_OBJS) $(LIB_DEPLIBS)
 
@@ -81,7 +83,8 @@ lib-install: lib
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(LIBDIR)/pkgconfig \
 		$(DESTDIR)$(PREFIX)/include/memmon $(DESTDIR)$(PREFIX)/include/linux
 	install -m 0644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
-	install -m 0755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
+	install -m 0644 $(LIB_SO) $(DESTDIR)$(LIBDIR)/libmemmon.so.$(LIB_VERSION)
+	ln -sf libmemmon.so.$(LIB_VERSION) $(DESTDIR)$(LIBDIR)/$(LIB_SONAME)
 	ln -sf $(LIB_SONAME) $(DESTDIR)$(LIBDIR)/libmemmon.so
 	install -m 0644 $(LIB_PC) $(DESTDIR)$(LIBDIR)/pkgconfig/
 	install -m 0644 libmemmon/include/memmon/*.h $(DESTDIR)$(PREFIX)/include/memmon/
@@ -93,6 +96,7 @@ lib-install: lib
 
 lib-uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libmemmon.a $(DESTDIR)$(LIBDIR)/$(LIB_SONAME) \
+	      $(DESTDIR)$(LIBDIR)/libmemmon.so.$(LIB_VERSION) \
 	      $(DESTDIR)$(LIBDIR)/libmemmon.so $(DESTDIR)$(LIBDIR)/pkgconfig/libmemmon.pc \
 	      $(DESTDIR)$(PREFIX)/include/linux/memmon.h \
 	      $(DESTDIR)$(PREFIX)/share/man/man3/libmemmon.3 \

@@ -59,7 +59,7 @@ $(B)/bin/obj/timeline_page.o: $(TIMELINE_PAGE_C) tools/timeline_page.h
 	$(CC) $(TOOLS_CFLAGS) -c -o $@ $<
 
 $(TOOLS_BIN): $(TOOLS_OBJS) $(B)/lib/libmemmon.a
-	$(CC) -o $@ $(TOOLS_OBJS) $(B)/lib/libmemmon.a -ljansson -lzstd -lisal -lz $(TOOLS_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $(TOOLS_OBJS) $(B)/lib/libmemmon.a -ljansson -lzstd -lisal -lz $(TOOLS_LIBS)
 
 tools-install: tools
 	install -D -m 0755 $(TOOLS_BIN) $(DESTDIR)$(PREFIX)/bin/memmon
