@@ -91,6 +91,7 @@ struct reader {
  *                   the writer thread's until it is joined, then main's
  *                   (main opens part 1 before the writer starts).
  *   snapshot        uatomic, main -> writer: close the part, open the next.
+ *   mark_ns, after_mark  the writer's, as events, until it is joined.
  *   mark_seen       uatomic, writer -> main: the --until-mark MARK is
  *                   written.
  *   pt              RCU hash table, see proctab.c.
@@ -129,6 +130,8 @@ struct record {
 	const char *until_mark;
 	size_t until_len;
 	int mark_seen;			/* uatomic */
+	__u64 mark_ns;			/* the mark's time, once seen */
+	__u64 *after_mark;		/* per CPU: events dropped, later than it */
 };
 
 static const char record_usage[] =
@@ -341,10 +344,47 @@ static void note_records(struct record *r, unsigned int cpu, const __u8 *p,
 			sp->delivered++;
 			sp->bytes += h->size;
 		}
-		if (is_until_mark(r, h))
-			uatomic_set(&r->mark_seen, 1);
 		off += h->size;
 	}
+}
+
+/*
+ * --until-mark: the recording ends at the mark. Once it is seen, the events
+ * after it in its CPU's stream and those of a later time on the others
+ * are left out of the file (in place, p is the writer's copy) and counted
+ * in after_mark[], so that the accounting stays exact. LOST records stay.
+ * Returns the new length.
+ */
+static size_t cut_after_mark(struct record *r, unsigned int cpu, __u8 *p,
+			     size_t len)
+{
+	size_t off = 0, out = 0;
+
+	while (off < len) {
+		struct memmon_rec_header *h = (void *)(p + off);
+		size_t sz = h->size;
+
+		if (len - off < sizeof(*h) || sz < sizeof(*h) || sz > len - off)
+			break;	/* add_chunk rejects what is left */
+		if (r->mark_ns && h->type != MEMMON_REC_LOST &&
+		    h->time_ns >= r->mark_ns) {
+			r->after_mark[cpu]++;
+		} else {
+			if (out != off)
+				memmove(p + out, p + off, sz);
+			out += sz;
+			h = (void *)(p + out - sz);
+			if (!r->mark_ns && is_until_mark(r, h)) {
+				/* the mark's own time, +1: it is kept */
+				r->mark_ns = h->time_ns + 1;
+				uatomic_set(&r->mark_seen, 1);
+			}
+		}
+		off += sz;
+	}
+	if (off < len && out != off)
+		memmove(p + out, p + off, len - off);
+	return out + (len - off);
 }
 
 /* The longest prefix of whole records of p[0..len) of at most room bytes. */
@@ -364,6 +404,17 @@ static size_t fit_records(const __u8 *p, size_t len, __u64 room)
 }
 
 static int path_to_json(void *ctx, __u64 dev, __u64 ino, const char *path);
+
+/* Per CPU, the events left out after the --until-mark mark. */
+static json_t *after_mark_json(const struct record *r)
+{
+	json_t *a = json_array();
+	unsigned int c;
+
+	for (c = 0; c < r->nr_cpus; c++)
+		json_array_append_new(a, json_integer((json_int_t)r->after_mark[c]));
+	return a;
+}
 
 /*
  * What a part says at its start besides the recording's metadata: its
@@ -439,6 +490,8 @@ static int part_end_meta(struct record *r, bool interrupted,
 	json_object_set_new(m, "cpu_stats", arr);
 	if (k)
 		json_object_set_new(m, "kernel_cpu_stats", k);
+	if (k && r->until_mark)
+		json_object_set_new(m, "after_mark", after_mark_json(r));
 	json_object_set_new(m, "paths", paths);
 	json_object_set_new(m, "end_ns", json_integer((json_int_t)now_ns()));
 	json_object_set_new(m, "events", json_integer((json_int_t)r->part_events));
@@ -509,12 +562,14 @@ static int next_part(struct record *r)
 }
 
 /* Writer thread: a CPU's records into the part(s) they fit in. */
-static int write_records(struct record *r, unsigned int cpu, const __u8 *p,
+static int write_records(struct record *r, unsigned int cpu, __u8 *p,
 			 size_t len)
 {
 	size_t n;
 	int err;
 
+	if (r->until_mark)
+		len = cut_after_mark(r, cpu, p, len);
 	while (len) {
 		n = len;
 		if (r->max_size) {
@@ -653,6 +708,8 @@ static void end_meta(struct record *r, bool interrupted, unsigned long long *los
 	json_object_set_new(m, "end_ns", json_integer((json_int_t)now_ns()));
 	json_object_set_new(m, "events", json_integer((json_int_t)r->events));
 	json_object_set_new(m, "interrupted", json_boolean(interrupted));
+	if (r->until_mark)
+		json_object_set_new(m, "after_mark", after_mark_json(r));
 	*text = json_dumps(m, JSON_COMPACT);
 	json_decref(m);
 	if (*lost_total) {
@@ -870,9 +927,15 @@ int cmd_record(int argc, char **argv)
 	if (!r.s)
 		goto out_offline;
 	r.nr_cpus = memmon_session__nr_cpus(r.s);
+	/* Before part 1 exists: whoever sees it may send SIGUSR1. */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_usr1;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGUSR1, &sa, NULL);
 	r.pos = calloc(r.nr_cpus, sizeof(*r.pos));
 	r.part_pos = calloc(r.nr_cpus, sizeof(*r.part_pos));
-	if (!r.pos || !r.part_pos) {
+	r.after_mark = calloc(r.nr_cpus, sizeof(*r.after_mark));
+	if (!r.pos || !r.part_pos || !r.after_mark) {
 		tool_err(cmd, "out of memory");
 		goto out_session;
 	}
@@ -893,10 +956,6 @@ int cmd_record(int argc, char **argv)
 	if (t.cmd_argv && target_spawn(cmd, &t))
 		goto out_writer;
 	tool_catch_signals();
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_usr1;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGUSR1, &sa, NULL);
 	ret = target_start(cmd, &t, r.s);
 	if (ret) {
 		target_abort(&t);
@@ -1029,7 +1088,8 @@ out_disable:
 	else if (meta)
 		memmon_trace_writer__add_meta(r.w, meta);
 	if (t.child > 0 && !child_done) {
-		if (tool_stop)
+		/* Stopped before the command ended: it ends too. */
+		if (tool_stop || why)
 			kill(t.child, SIGTERM);
 		waitpid(t.child, &status, 0);
 	}
@@ -1054,6 +1114,7 @@ out_offline:
 	free(r.readers);
 	free(r.pos);
 	free(r.part_pos);
+	free(r.after_mark);
 	free(meta);
 	proctab_free(r.pt);
 	r.pt = NULL;
