@@ -131,6 +131,8 @@ struct record {
 	size_t until_len;
 	int mark_seen;			/* uatomic */
 	__u64 mark_ns;			/* the mark's time, once seen */
+	__u64 closed_bytes;		/* of the parts closed */
+	unsigned long written_mb;	/* uatomic, writer -> main (progress) */
 	__u64 *after_mark;		/* per CPU: events dropped, later than it */
 };
 
@@ -550,6 +552,7 @@ static int next_part(struct record *r)
 {
 	int err = part_end_meta(r, false, NULL);
 
+	r->closed_bytes += memmon_trace_writer__bytes(r->w);
 	if (memmon_trace_writer__close(r->w) < 0 && !err)
 		err = -errno;
 	r->w = NULL;
@@ -594,6 +597,9 @@ static int write_records(struct record *r, unsigned int cpu, __u8 *p,
 			return err;
 		note_records(r, cpu, p, n);
 		r->part_has_data = true;
+		/* main must not look at r->w: the writer swaps it. */
+		uatomic_set(&r->written_mb, (unsigned long)((r->closed_bytes +
+			    memmon_trace_writer__bytes(r->w)) >> 20));
 		p += n;
 		len -= n;
 	}
@@ -738,8 +744,8 @@ static void progress(struct record *r, bool tty)
 		if (!memmon_session__ring_stats(r->s, c, &st, NULL))
 			lost += st.lost;
 	}
-	fprintf(stderr, "\rmemmon record: %llu events, %.1f MB, %llu lost   ",
-		ev, memmon_trace_writer__bytes(r->w) / 1e6, lost);
+	fprintf(stderr, "\rmemmon record: %llu events, %lu MiB, %llu lost   ",
+		ev, uatomic_read(&r->written_mb), lost);
 }
 
 static volatile sig_atomic_t snapshot_req;
