@@ -458,7 +458,8 @@ static int part_start_meta(struct record *r)
  * the events it holds (delivered) and the losses its LOST records report
  * (lost), produced being their sum; the paths are all those seen so far,
  * so that the part names files on its own. kernel, when not NULL, is the
- * kernel's counters at the end of the recording (the last part).
+ * kernel's counters at the end of the recording (the last part): there,
+ * stream_before + cpu_stats (+ after_mark) == kernel, CPU by CPU.
  */
 static int part_end_meta(struct record *r, bool interrupted,
 			 const struct memmon_cpu_stats *kernel)
