@@ -10,13 +10,19 @@
  *                  note FORK/EXIT in the proctab    |   (wait-free         thread:
  *   CPU d ring --> reader thread d ----------------+    enqueue)          add_chunk()
  *
- *   main thread: progress line, child/live-process checks, Ctrl-C.
+ *   main thread: progress line, child/live-process checks, Ctrl-C,
+ *                --duration, SIGUSR1.
  *
  * Readers never block on the writer (enqueue is wait-free) nor on each
  * other; the writer is the only dequeuer, as __cds_wfcq_dequeue_blocking()
  * requires. On stop (processes gone, or a signal) the readers drain their
  * rings once more, the writer empties the queue, then the end metadata,
  * the index and the trailer are written: Ctrl-C leaves a complete file.
+ *
+ * With --max-size the output is a series of parts, each a complete file;
+ * the writer thread alone closes one and opens the next, at a record
+ * boundary of one CPU's stream. Each part accounts for its own stretch of
+ * every CPU's stream (see part_end_meta()).
  */
 #define _LGPL_SOURCE
 #include <errno.h>
@@ -36,6 +42,7 @@
 #include <urcu/wfcqueue.h>
 #include <memmon/trace.h>
 #include "builtin.h"
+#include "rec_rotate.h"
 
 #define CHUNK_MAX	(1U << 20)	/* bytes per chunk, at most */
 #define CHUNK_FLUSH	(256U << 10)	/* hand over once this full... */
@@ -49,6 +56,13 @@ struct chunk {
 };
 
 struct record;
+
+/* One CPU's stream so far, as written: events, LOST counts, bytes. */
+struct stream_pos {
+	__u64 delivered;
+	__u64 lost;
+	__u64 bytes;
+};
 
 struct reader {
 	struct record *rec;
@@ -73,8 +87,13 @@ struct reader {
  *   reader_failed, writer_err
  *                   uatomic, a thread -> main: stop early.
  *   readers[].records uatomic, a reader counts, main reads (progress).
- *   events, paths, w
- *                   the writer thread's until it is joined, then main's.
+ *   events, paths, w, part*, pos, part_pos
+ *                   the writer thread's until it is joined, then main's
+ *                   (main opens part 1 before the writer starts).
+ *   snapshot        uatomic, main -> writer: close the part, open the next.
+ *   mark_ns, after_mark  the writer's, as events, until it is joined.
+ *   mark_seen       uatomic, writer -> main: the --until-mark MARK is
+ *                   written.
  *   pt              RCU hash table, see proctab.c.
  */
 struct record {
@@ -94,11 +113,34 @@ struct record {
 	pthread_t writer;
 	int writer_err;
 	unsigned long long events;	/* written, LOST records excluded */
+
+	/* Parts: max_size 0 is one file, output itself. */
+	const char *output;
+	__u64 max_size;
+	unsigned int keep;		/* --rotate; 0: keep every part */
+	unsigned long part;		/* the open part's number */
+	bool part_has_data;
+	unsigned long long part_events;
+	const char *start_meta;		/* every part begins with it */
+	int level;
+	__s64 rt_off;
+	struct stream_pos *pos;		/* per CPU, since the start */
+	struct stream_pos *part_pos;	/* per CPU, where the part began */
+	int snapshot;			/* uatomic */
+	const char *until_mark;
+	size_t until_len;
+	int mark_seen;			/* uatomic */
+	__u64 mark_ns;			/* the mark's time, once seen */
+	__u64 closed_bytes;		/* of the parts closed */
+	unsigned long written_mb;	/* uatomic, writer -> main (progress) */
+	__u64 *after_mark;		/* per CPU: events dropped, later than it */
 };
 
 static const char record_usage[] =
 "usage: memmon record [-p PID[,PID...]] [-f] [-e EVENTS] [-m RING_SIZE]\n"
-"                     [-o FILE] [-z] [--no-loss[=MS]] [-- CMD [ARGS...]]\n"
+"                     [-o FILE] [-z] [--no-loss[=MS]] [--duration TIME]\n"
+"                     [--until-mark TEXT] [--max-size SIZE [--rotate N]]\n"
+"                     [-- CMD [ARGS...]]\n"
 "\n"
 "  -p, --pid PIDS      watch these processes (comma-separated)\n"
 "  -f, --follow        follow children (fork/clone), recursively\n"
@@ -108,10 +150,20 @@ static const char record_usage[] =
 "                      room instead of losing them (at most MS, 1000)\n"
 "  -o, --output FILE   the trace file (default: memmon.trace)\n"
 "  -z, --compress      zstd-compress the chunks\n"
+"      --duration TIME stop after TIME: seconds, or with an s, m or h suffix\n"
+"      --until-mark TEXT  stop once a mark with exactly TEXT is recorded\n"
+"                      ('memmon mark TEXT'); the mark is in the file\n"
+"      --max-size SIZE write parts FILE.1, FILE.2, ... of at most SIZE\n"
+"                      bytes of events each (K/M/G, binary; at least 16K);\n"
+"                      each part is a complete trace file\n"
+"      --rotate N      with --max-size: keep only the newest N parts\n"
 "  -- CMD              run CMD under the watch from its first instruction\n"
 "\n"
-"Stops when the watched processes have exited, or on Ctrl-C; either way\n"
-"the file is complete. Read it with 'memmon report FILE'.\n";
+"Stops when the watched processes have exited, on Ctrl-C, after\n"
+"--duration or at the --until-mark mark; the file is complete either way.\n"
+"With --max-size, SIGUSR1 closes the current part now (a readable\n"
+"snapshot) and recording goes on in the next. Read a file with\n"
+"'memmon report FILE'.\n";
 
 static __u64 now_ns(void)
 {
@@ -262,19 +314,297 @@ static void *reader_main(void *arg)
 	return NULL;
 }
 
-static void note_chunk(struct record *r, const struct chunk *c)
+static bool is_until_mark(const struct record *r,
+			  const struct memmon_rec_header *h)
 {
+	const struct memmon_rec_mark *m = (const void *)h;
+
+	return r->until_mark && h->type == MEMMON_REC_MARK &&
+	       h->size >= sizeof(*m) && m->len == r->until_len &&
+	       m->len <= h->size - sizeof(*m) &&
+	       !memcmp(m->data, r->until_mark, r->until_len);
+}
+
+/* Records just written (add_chunk checked their sizes). */
+static void note_records(struct record *r, unsigned int cpu, const __u8 *p,
+			 size_t len)
+{
+	struct stream_pos *sp = &r->pos[cpu];
 	size_t off;
 
-	for (off = 0; off < c->len;) {
-		const struct memmon_rec_header *h = (const void *)(c->data + off);
+	for (off = 0; off < len;) {
+		const struct memmon_rec_header *h = (const void *)(p + off);
 
 		if (h->type == MEMMON_REC_PATH)
 			memmon_paths__add_rec(r->paths, h);
-		if (h->type != MEMMON_REC_LOST)
+		if (h->type == MEMMON_REC_LOST) {
+			if (h->size >= sizeof(struct memmon_rec_lost))
+				sp->lost += ((const struct memmon_rec_lost *)h)->count;
+		} else {
 			r->events++;
+			r->part_events++;
+			sp->delivered++;
+			sp->bytes += h->size;
+		}
 		off += h->size;
 	}
+}
+
+/*
+ * --until-mark: the recording ends at the mark. Once it is seen, the events
+ * after it in its CPU's stream and those of a later time on the others
+ * are left out of the file (in place, p is the writer's copy) and counted
+ * in after_mark[], so that the accounting stays exact. LOST records stay.
+ * Returns the new length.
+ */
+static size_t cut_after_mark(struct record *r, unsigned int cpu, __u8 *p,
+			     size_t len)
+{
+	size_t off = 0, out = 0;
+
+	while (off < len) {
+		struct memmon_rec_header *h = (void *)(p + off);
+		size_t sz = h->size;
+
+		if (len - off < sizeof(*h) || sz < sizeof(*h) || sz > len - off)
+			break;	/* add_chunk rejects what is left */
+		if (r->mark_ns && h->type != MEMMON_REC_LOST &&
+		    h->time_ns >= r->mark_ns) {
+			r->after_mark[cpu]++;
+		} else {
+			if (out != off)
+				memmove(p + out, p + off, sz);
+			out += sz;
+			h = (void *)(p + out - sz);
+			if (!r->mark_ns && is_until_mark(r, h)) {
+				/* the mark's own time, +1: it is kept */
+				r->mark_ns = h->time_ns + 1;
+				uatomic_set(&r->mark_seen, 1);
+			}
+		}
+		off += sz;
+	}
+	if (off < len && out != off)
+		memmove(p + out, p + off, len - off);
+	return out + (len - off);
+}
+
+/* The longest prefix of whole records of p[0..len) of at most room bytes. */
+static size_t fit_records(const __u8 *p, size_t len, __u64 room)
+{
+	size_t off = 0;
+
+	while (off < len) {
+		const struct memmon_rec_header *h = (const void *)(p + off);
+
+		if (len - off < sizeof(*h) || h->size < sizeof(*h) ||
+		    h->size > len - off || off + h->size > room)
+			break;
+		off += h->size;
+	}
+	return off;
+}
+
+static int path_to_json(void *ctx, __u64 dev, __u64 ino, const char *path);
+
+/* Per CPU, the events left out after the --until-mark mark. */
+static json_t *after_mark_json(const struct record *r)
+{
+	json_t *a = json_array();
+	unsigned int c;
+
+	for (c = 0; c < r->nr_cpus; c++)
+		json_array_append_new(a, json_integer((json_int_t)r->after_mark[c]));
+	return a;
+}
+
+/*
+ * What a part says at its start besides the recording's metadata: its
+ * number and where each CPU's stream stood when it began (stream_before),
+ * so that consecutive parts chain: stream_before + cpu_stats of part n ==
+ * stream_before of part n + 1.
+ */
+static int part_start_meta(struct record *r)
+{
+	json_t *m = json_object(), *arr = json_array();
+	unsigned int c;
+	char *text;
+	int err = -ENOMEM;
+
+	for (c = 0; arr && c < r->nr_cpus; c++) {
+		json_t *e = json_object();
+
+		json_object_set_new(e, "produced", json_integer((json_int_t)
+				    (r->pos[c].delivered + r->pos[c].lost)));
+		json_object_set_new(e, "delivered", json_integer((json_int_t)r->pos[c].delivered));
+		json_object_set_new(e, "lost", json_integer((json_int_t)r->pos[c].lost));
+		json_array_append_new(arr, e);
+	}
+	json_object_set_new(m, "part", json_integer((json_int_t)r->part));
+	json_object_set_new(m, "stream_before", arr);
+	text = json_dumps(m, JSON_COMPACT);
+	json_decref(m);
+	if (text && memmon_trace_writer__add_meta(r->w, r->start_meta) >= 0 &&
+	    memmon_trace_writer__add_meta(r->w, text) >= 0)
+		err = 0;
+	else if (text)
+		err = -errno;
+	free(text);
+	return err;
+}
+
+/*
+ * A part's end: its cpu_stats count its own stretch of each CPU's stream,
+ * the events it holds (delivered) and the losses its LOST records report
+ * (lost), produced being their sum; the paths are all those seen so far,
+ * so that the part names files on its own. kernel, when not NULL, is the
+ * kernel's counters at the end of the recording (the last part): there,
+ * stream_before + cpu_stats (+ after_mark) == kernel, CPU by CPU.
+ */
+static int part_end_meta(struct record *r, bool interrupted,
+			 const struct memmon_cpu_stats *kernel)
+{
+	json_t *m = json_object(), *arr = json_array(), *paths = json_array();
+	json_t *k = kernel ? json_array() : NULL;
+	unsigned int c;
+	char *text;
+	int err = -ENOMEM;
+
+	for (c = 0; c < r->nr_cpus; c++) {
+		json_t *e = json_object();
+		__u64 d = r->pos[c].delivered - r->part_pos[c].delivered;
+		__u64 l = r->pos[c].lost - r->part_pos[c].lost;
+
+		json_object_set_new(e, "produced", json_integer((json_int_t)(d + l)));
+		json_object_set_new(e, "delivered", json_integer((json_int_t)d));
+		json_object_set_new(e, "lost", json_integer((json_int_t)l));
+		json_object_set_new(e, "bytes", json_integer((json_int_t)
+				    (r->pos[c].bytes - r->part_pos[c].bytes)));
+		json_array_append_new(arr, e);
+		if (!k)
+			continue;
+		e = json_object();
+		json_object_set_new(e, "produced", json_integer((json_int_t)kernel[c].produced));
+		json_object_set_new(e, "delivered", json_integer((json_int_t)kernel[c].delivered));
+		json_object_set_new(e, "lost", json_integer((json_int_t)kernel[c].lost));
+		json_array_append_new(k, e);
+	}
+	memmon_paths__for_each(r->paths, path_to_json, paths);
+	json_object_set_new(m, "cpu_stats", arr);
+	if (k)
+		json_object_set_new(m, "kernel_cpu_stats", k);
+	if (k && r->until_mark)
+		json_object_set_new(m, "after_mark", after_mark_json(r));
+	json_object_set_new(m, "paths", paths);
+	json_object_set_new(m, "end_ns", json_integer((json_int_t)now_ns()));
+	json_object_set_new(m, "events", json_integer((json_int_t)r->part_events));
+	json_object_set_new(m, "interrupted", json_boolean(interrupted));
+	json_object_set_new(m, "last_part", json_boolean(kernel != NULL));
+	text = json_dumps(m, JSON_COMPACT);
+	json_decref(m);
+	if (text && memmon_trace_writer__add_meta(r->w, text) >= 0)
+		err = 0;
+	else if (text)
+		err = -errno;
+	free(text);
+	return err;
+}
+
+/* Opens part r->part + 1 (its metadata comes from part_start_meta()). */
+static int part_open(struct record *r)
+{
+	LIBMEMMON_OPTS(memmon_trace_writer_opts, wo, .nr_cpus = r->nr_cpus,
+		       .compress_level = r->level,
+		       .realtime_offset_ns = r->rt_off);
+	unsigned long old;
+	char *path;
+
+	path = rec_part_path(r->output, r->part + 1);
+	if (!path)
+		return -ENOMEM;
+	r->w = memmon_trace_writer__open(path, &wo);
+	if (!r->w) {
+		int err = -errno;
+
+		tool_err(r->cmd, "%s: %s", path, strerror(errno));
+		free(path);
+		return err;
+	}
+	free(path);
+	r->part++;
+	r->part_events = 0;
+	r->part_has_data = false;
+	memcpy(r->part_pos, r->pos, r->nr_cpus * sizeof(*r->pos));
+	/* Only once the new part exists: at least keep parts stay. */
+	old = rec_part_to_remove(r->part, r->keep);
+	if (old) {
+		path = rec_part_path(r->output, old);
+		if (!path)
+			return -ENOMEM;
+		if (unlink(path) < 0 && errno != ENOENT)
+			tool_err(r->cmd, "cannot remove %s: %s", path, strerror(errno));
+		free(path);
+	}
+	return 0;
+}
+
+/* Writer thread: the open part complete, recording goes on in the next. */
+static int next_part(struct record *r)
+{
+	int err = part_end_meta(r, false, NULL);
+
+	r->closed_bytes += memmon_trace_writer__bytes(r->w);
+	if (memmon_trace_writer__close(r->w) < 0 && !err)
+		err = -errno;
+	r->w = NULL;
+	if (err)
+		return err;
+	err = part_open(r);
+	if (!err)
+		err = part_start_meta(r);
+	return err;
+}
+
+/* Writer thread: a CPU's records into the part(s) they fit in. */
+static int write_records(struct record *r, unsigned int cpu, __u8 *p,
+			 size_t len)
+{
+	size_t n;
+	int err;
+
+	if (r->until_mark)
+		len = cut_after_mark(r, cpu, p, len);
+	while (len) {
+		n = len;
+		if (r->max_size) {
+			__u64 used = memmon_trace_writer__bytes(r->w);
+
+			n = fit_records(p, len, used < r->max_size ?
+					r->max_size - used : 0);
+			if (!n && r->part_has_data) {
+				err = next_part(r);
+				if (err)
+					return err;
+				continue;
+			}
+			/* A record alone larger than the room: a part of its own. */
+			if (!n)
+				n = fit_records(p, len, ((const struct memmon_rec_header *)p)->size);
+			if (!n)
+				return -EBADMSG;
+		}
+		err = memmon_trace_writer__add_chunk(r->w, cpu, p, n);
+		if (err)
+			return err;
+		note_records(r, cpu, p, n);
+		r->part_has_data = true;
+		/* main must not look at r->w: the writer swaps it. */
+		uatomic_set(&r->written_mb, (unsigned long)((r->closed_bytes +
+			    memmon_trace_writer__bytes(r->w)) >> 20));
+		p += n;
+		len -= n;
+	}
+	return 0;
 }
 
 static void *writer_main(void *arg)
@@ -291,14 +621,19 @@ static void *writer_main(void *arg)
 			struct chunk *c = caa_container_of(n, struct chunk, node);
 
 			if (!r->writer_err) {
-				int err = memmon_trace_writer__add_chunk(r->w, c->cpu,
-									 c->data, c->len);
+				int err = write_records(r, c->cpu, c->data, c->len);
+
 				if (err)
 					uatomic_set(&r->writer_err, err);
-				else
-					note_chunk(r, c);
 			}
 			free(c);
+		}
+		/* After the queue: the snapshot holds what was handed over. */
+		if (uatomic_xchg(&r->snapshot, 0) && !r->writer_err) {
+			int err = next_part(r);
+
+			if (err)
+				uatomic_set(&r->writer_err, err);
 		}
 		if (done)
 			break;
@@ -380,6 +715,8 @@ static void end_meta(struct record *r, bool interrupted, unsigned long long *los
 	json_object_set_new(m, "end_ns", json_integer((json_int_t)now_ns()));
 	json_object_set_new(m, "events", json_integer((json_int_t)r->events));
 	json_object_set_new(m, "interrupted", json_boolean(interrupted));
+	if (r->until_mark)
+		json_object_set_new(m, "after_mark", after_mark_json(r));
 	*text = json_dumps(m, JSON_COMPACT);
 	json_decref(m);
 	if (*lost_total) {
@@ -408,8 +745,36 @@ static void progress(struct record *r, bool tty)
 		if (!memmon_session__ring_stats(r->s, c, &st, NULL))
 			lost += st.lost;
 	}
-	fprintf(stderr, "\rmemmon record: %llu events, %.1f MB, %llu lost   ",
-		ev, memmon_trace_writer__bytes(r->w) / 1e6, lost);
+	fprintf(stderr, "\rmemmon record: %llu events, %lu MiB, %llu lost   ",
+		ev, uatomic_read(&r->written_mb), lost);
+}
+
+static volatile sig_atomic_t snapshot_req;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	snapshot_req = 1;
+}
+
+/* The end of the last part, with the kernel's final counters. */
+static void last_part_meta(struct record *r, bool interrupted)
+{
+	struct memmon_cpu_stats *st = calloc(r->nr_cpus, sizeof(*st));
+	unsigned int c;
+	int err;
+
+	if (!st || !r->w)
+		goto out;
+	if (memmon_session__stats(r->s, st, r->nr_cpus) < 0)
+		for (c = 0; c < r->nr_cpus; c++)
+			memmon_session__ring_stats(r->s, c, &st[c], NULL);
+	err = part_end_meta(r, interrupted, st);
+	if (err)
+		tool_err(r->cmd, "%s.%lu: writing metadata: %s", r->output,
+			 r->part, strerror(-err));
+out:
+	free(st);
 }
 
 static __s64 realtime_offset(void)
@@ -432,6 +797,10 @@ int cmd_record(int argc, char **argv)
 		{ "ring-size", required_argument, NULL, 'm' },
 		{ "compress", no_argument, NULL, 'z' },
 		{ "no-loss", optional_argument, NULL, 'L' },
+		{ "duration", required_argument, NULL, 'D' },
+		{ "until-mark", required_argument, NULL, 'U' },
+		{ "max-size", required_argument, NULL, 'S' },
+		{ "rotate", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -447,6 +816,10 @@ int cmd_record(int argc, char **argv)
 	char *meta = NULL;
 	sigset_t block, old;
 	time_t last_reap = 0;
+	__u64 duration_ns = 0, started = 0;
+	bool rotate_set = false, usr1_warned = false;
+	const char *why = NULL;
+	struct sigaction sa;
 
 	t.ev_mask = (1ULL << MEMMON_EV__COUNT) - 1;
 	t.ev_syscalls = (1ULL << MEMMON_SYS__COUNT) - 1;
@@ -478,6 +851,40 @@ int cmd_record(int argc, char **argv)
 			if (ret)
 				goto out_target;
 			break;
+		case 'D':
+			if (rec_parse_duration(optarg, &duration_ns)) {
+				ret = tool_usage_err(cmd, "bad duration '%s': seconds, "
+					"or a number with s, m or h (e.g. 30, 90s, 15m, "
+					"2h), at most 1000 days", optarg);
+				goto out_target;
+			}
+			break;
+		case 'U':
+			if (!*optarg || strlen(optarg) > MEMMON_MARK_MAX) {
+				ret = tool_usage_err(cmd, "bad --until-mark text: 1 "
+					"to %d bytes", MEMMON_MARK_MAX);
+				goto out_target;
+			}
+			r.until_mark = optarg;
+			r.until_len = strlen(optarg);
+			break;
+		case 'S':
+			if (rec_parse_max_size(optarg, &r.max_size)) {
+				ret = tool_usage_err(cmd, "bad max size '%s': bytes with "
+					"an optional K, M or G (binary), at least 16K",
+					optarg);
+				goto out_target;
+			}
+			break;
+		case 'R':
+			if (rec_parse_rotate(optarg, &r.keep)) {
+				ret = tool_usage_err(cmd, "bad rotate count '%s': the "
+					"number of parts to keep, 1 to %u", optarg,
+					REC_ROTATE_MAX);
+				goto out_target;
+			}
+			rotate_set = true;
+			break;
 		case 'm':
 			if (tool_parse_size(optarg, &ring_size) ||
 			    !ring_size || (ring_size & (ring_size - 1))) {
@@ -502,6 +909,18 @@ int cmd_record(int argc, char **argv)
 		ret = tool_usage_err(cmd, "nothing to record: give -p PID or -- CMD");
 		goto out_target;
 	}
+	if (rotate_set && !r.max_size) {
+		ret = tool_usage_err(cmd, "--rotate needs --max-size");
+		goto out_target;
+	}
+	if (r.until_mark && !(t.ev_mask & (1ULL << MEMMON_EV_MARK))) {
+		ret = tool_usage_err(cmd, "--until-mark needs the mark events "
+				     "(-e ...,mark)");
+		goto out_target;
+	}
+	r.output = output;
+	r.level = level;
+	r.rt_off = realtime_offset();
 	ret = 1;
 	r.pt = proctab_new(t.follow);
 	r.paths = memmon_paths__new();
@@ -515,16 +934,31 @@ int cmd_record(int argc, char **argv)
 	if (!r.s)
 		goto out_offline;
 	r.nr_cpus = memmon_session__nr_cpus(r.s);
-	{
+	/* Before part 1 exists: whoever sees it may send SIGUSR1. */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_usr1;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGUSR1, &sa, NULL);
+	r.pos = calloc(r.nr_cpus, sizeof(*r.pos));
+	r.part_pos = calloc(r.nr_cpus, sizeof(*r.part_pos));
+	r.after_mark = calloc(r.nr_cpus, sizeof(*r.after_mark));
+	if (!r.pos || !r.part_pos || !r.after_mark) {
+		tool_err(cmd, "out of memory");
+		goto out_session;
+	}
+	if (r.max_size) {
+		if (part_open(&r))
+			goto out_session;
+	} else {
 		LIBMEMMON_OPTS(memmon_trace_writer_opts, wo, .nr_cpus = r.nr_cpus,
 			       .compress_level = level,
-			       .realtime_offset_ns = realtime_offset());
+			       .realtime_offset_ns = r.rt_off);
 
 		r.w = memmon_trace_writer__open(output, &wo);
-	}
-	if (!r.w) {
-		tool_err(cmd, "%s: %s", output, strerror(errno));
-		goto out_session;
+		if (!r.w) {
+			tool_err(cmd, "%s: %s", output, strerror(errno));
+			goto out_session;
+		}
 	}
 	if (t.cmd_argv && target_spawn(cmd, &t))
 		goto out_writer;
@@ -537,12 +971,12 @@ int cmd_record(int argc, char **argv)
 	ret = 1;
 	meta = start_meta(&t, argc, argv, memmon_session__info(r.s)->ring_size,
 			  r.nr_cpus);
-	if (!meta || memmon_trace_writer__add_meta(r.w, meta) < 0) {
+	r.start_meta = meta;
+	if (!meta || (r.max_size ? part_start_meta(&r) :
+		      memmon_trace_writer__add_meta(r.w, meta)) < 0) {
 		tool_err(cmd, "%s: writing metadata: %s", output, strerror(errno));
 		goto out_disable;
 	}
-	free(meta);
-	meta = NULL;
 	if (t.child > 0)
 		proctab_add(r.pt, t.child);
 	for (c = 0; c < (unsigned int)t.nr_pids; c++)
@@ -578,12 +1012,32 @@ int cmd_record(int argc, char **argv)
 		 * in the middle of its run).
 		 */
 		target_go(&t);
+	started = now_ns();
 
 	while (!err && !tool_stop) {
 		struct timespec ts = { 0, 200 * 1000 * 1000 };
 
 		nanosleep(&ts, NULL);
 		progress(&r, tty);
+		if (snapshot_req) {
+			snapshot_req = 0;
+			if (r.max_size) {
+				uatomic_set(&r.snapshot, 1);
+				wake_writer(&r);
+			} else if (!usr1_warned) {
+				usr1_warned = true;
+				fprintf(stderr, "memmon record: SIGUSR1 ignored: "
+					"snapshots need --max-size\n");
+			}
+		}
+		if (duration_ns && now_ns() - started >= duration_ns) {
+			why = "duration reached";
+			break;
+		}
+		if (uatomic_read(&r.mark_seen)) {
+			why = "mark recorded";
+			break;
+		}
 		if (t.child > 0 && !child_done &&
 		    waitpid(t.child, &status, WNOHANG) == t.child) {
 			child_done = true;
@@ -632,25 +1086,42 @@ int cmd_record(int argc, char **argv)
 out_disable:
 	target_abort(&t);	/* a command that never got going: killed */
 	memmon_session__disable(r.s);
+	free(meta);
+	meta = NULL;
+	r.start_meta = NULL;
 	end_meta(&r, tool_stop, &lost, &meta);
-	if (meta)
+	if (r.max_size)
+		last_part_meta(&r, tool_stop);
+	else if (meta)
 		memmon_trace_writer__add_meta(r.w, meta);
 	if (t.child > 0 && !child_done) {
-		if (tool_stop)
+		/* Stopped before the command ended: it ends too. */
+		if (tool_stop || why)
 			kill(t.child, SIGTERM);
 		waitpid(t.child, &status, 0);
 	}
 out_writer:
 	if (memmon_trace_writer__close(r.w) < 0 && r.w)
 		ret = tool_err(cmd, "%s: %s", output, strerror(errno));
+	else if (!ret && r.max_size)
+		fprintf(stderr, "memmon record: %llu events written to %s.%lu..%s.%lu, "
+			"kept from %s.%lu%s%s%s\n", r.events, output, 1UL, output,
+			r.part, output, r.part - (r.keep && r.part > r.keep ?
+						  r.keep : r.part) + 1,
+			tool_stop ? " (interrupted)" : "", why ? ": " : "",
+			why ? why : "");
 	else if (!ret)
-		fprintf(stderr, "memmon record: %llu events written to %s%s\n",
-			r.events, output, tool_stop ? " (interrupted)" : "");
+		fprintf(stderr, "memmon record: %llu events written to %s%s%s%s\n",
+			r.events, output, tool_stop ? " (interrupted)" : "",
+			why ? ": " : "", why ? why : "");
 	r.w = NULL;
 out_session:
 	memmon_session__close(r.s);
 out_offline:
 	free(r.readers);
+	free(r.pos);
+	free(r.part_pos);
+	free(r.after_mark);
 	free(meta);
 	proctab_free(r.pt);
 	r.pt = NULL;
