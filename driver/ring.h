@@ -48,7 +48,9 @@
  * still in the ring; the outermost writer that finds no room moves it over
  * whole published records and counts each event it passes as lost (taken
  * back from delivered), so produced == delivered + lost still holds with
- * "delivered" meaning "still readable". Only the outermost writer moves
+ * "delivered" meaning "read, or still readable": events below consumer_pos
+ * (the consumer's own word, trusted only for its own counts) are passed
+ * without a loss. Only the outermost writer moves
  * tail (a nested writer that finds no room drops, as above), so tail and
  * its mirror have one writer at a time. The mirror page->tail_pos is
  * stored before tail itself, with [F] between it and any store into the
@@ -331,6 +333,14 @@ static __always_inline bool __memmon_ring_room(struct memmon_ring *r, u64 pub,
 		return true;
 	if (local_read(&r->nest) != 1)
 		return false;
+	/*
+	 * What the consumer says it has read was delivered: passing it is no
+	 * loss. Untrusted, it decides only this session's own counts; outside
+	 * [tail, pub] it is ignored and every event passed counts lost.
+	 */
+	cons = READ_ONCE(*r->consumer_pos);
+	if (cons - tail > pub - tail)
+		cons = tail;
 	do {
 		if (tail >= pub)
 			return false;	/* the rest is being written */
@@ -340,7 +350,7 @@ static __always_inline bool __memmon_ring_room(struct memmon_ring *r, u64 pub,
 		if (unlikely(len < sizeof(*h) || len % MEMMON_REC_ALIGN ||
 			     len > pub - tail))
 			return false;
-		if (READ_ONCE(h->type) != MEMMON_REC_LOST) {
+		if (tail >= cons && READ_ONCE(h->type) != MEMMON_REC_LOST) {
 			local_dec(&r->delivered);
 			local_inc(&r->lost);
 			local_sub(len, &r->bytes);

@@ -502,6 +502,20 @@ int memmon_session__ring_stats(struct memmon_session *s, unsigned int cpu,
 	return 0;
 }
 
+int memmon_session__ring_overwritten(struct memmon_session *s, unsigned int cpu,
+				     __u64 *overwritten)
+{
+	int err = ensure_mapped(s);
+
+	if (err)
+		return libmm_err(err);
+	if (cpu >= s->nr_cpus || !overwritten)
+		return libmm_err(-EINVAL);
+	*overwritten = s->overwrite ?
+		__atomic_load_n(&s->rings[cpu].page->overwritten, __ATOMIC_RELAXED) : 0;
+	return 0;
+}
+
 /*
  * A loss the kernel left pending (a kernel without MEMMON_FEAT_FLUSH_LOST,
  * or a ring a MARK filled between our two DISABLEs), as the LOST record the

@@ -40,6 +40,10 @@ const char *tool_device(void);
 /* wait_ms != 0: MEMMON_FULL_WAIT (--no-loss) with that timeout. */
 struct memmon_session *tool_open_session(const char *cmd, __u64 ring_size,
 					 unsigned int wait_ms);
+/* The same with an explicit enum memmon_full_policy. */
+struct memmon_session *tool_open_session_policy(const char *cmd,
+						__u64 ring_size, __u32 policy,
+						unsigned int wait_ms);
 int tool_parse_no_loss(const char *cmd, const char *arg, unsigned int *wait_ms);
 /* Explain a failed ioctl on pid (watch_add etc.) and return 1. */
 int tool_explain_errno(const char *cmd, int err, const char *what);

@@ -73,6 +73,10 @@ struct reader {
 	__u64 cur_since;
 	unsigned long records;	/* uatomic: copied so far */
 	int err;
+	/* --overwrite: the last round done (uatomic, reader -> main), and
+	 * the ring's overwritten count already put in a LOST record. */
+	int done_gen;
+	__u64 ow_reported;
 };
 
 /*
@@ -127,6 +131,13 @@ struct record {
 	struct stream_pos *pos;		/* per CPU, since the start */
 	struct stream_pos *part_pos;	/* per CPU, where the part began */
 	int snapshot;			/* uatomic */
+	/*
+	 * --overwrite: the rings keep the newest events; readers copy them
+	 * only when main asks (a new drain_gen, uatomic), with the session
+	 * disabled so that what they read and what was overwritten are exact.
+	 */
+	bool overwrite;
+	int drain_gen;
 	const char *until_mark;
 	size_t until_len;
 	int mark_seen;			/* uatomic */
@@ -157,6 +168,10 @@ static const char record_usage[] =
 "                      bytes of events each (K/M/G, binary; at least 16K);\n"
 "                      each part is a complete trace file\n"
 "      --rotate N      with --max-size: keep only the newest N parts\n"
+"      --overwrite     a flight recorder: the rings keep the newest events,\n"
+"                      written out only on SIGUSR1 (part FILE.N) and at\n"
+"                      the end (the last part); what the rings wrote over\n"
+"                      is counted lost, exactly, in LOST records\n"
 "  -- CMD              run CMD under the watch from its first instruction\n"
 "\n"
 "Stops when the watched processes have exited, on Ctrl-C, after\n"
@@ -190,6 +205,20 @@ static void hand_over(struct reader *rd)
 	wake_writer(rd->rec);
 }
 
+/* A current chunk to copy into: 0 or -ENOMEM. */
+static int chunk_get(struct reader *rd)
+{
+	if (rd->cur)
+		return 0;
+	rd->cur = malloc(sizeof(*rd->cur) + CHUNK_MAX);
+	if (!rd->cur)
+		return -ENOMEM;
+	rd->cur->cpu = rd->cpu;
+	rd->cur->len = 0;
+	rd->cur_since = now_ns();
+	return 0;
+}
+
 /* Copy what the ring holds into the current chunk. Returns bytes copied. */
 static ssize_t drain_once(struct reader *rd)
 {
@@ -198,14 +227,8 @@ static ssize_t drain_once(struct reader *rd)
 	ssize_t len;
 	size_t off;
 
-	if (!rd->cur) {
-		rd->cur = malloc(sizeof(*rd->cur) + CHUNK_MAX);
-		if (!rd->cur)
-			return -ENOMEM;
-		rd->cur->cpu = rd->cpu;
-		rd->cur->len = 0;
-		rd->cur_since = now_ns();
-	}
+	if (chunk_get(rd))
+		return -ENOMEM;
 	len = memmon_session__peek_cpu(r->s, rd->cpu, CHUNK_MAX - rd->cur->len, &p);
 	if (len == -ENOBUFS) {		/* no room for the next record */
 		if (!rd->cur->len)
@@ -229,6 +252,47 @@ static ssize_t drain_once(struct reader *rd)
 	}
 	rd->cur->len += (size_t)len;
 	return len;
+}
+
+/*
+ * --overwrite: one round of a reader, the session disabled by main. The
+ * events the ring wrote over since the last round become a LOST record
+ * ahead of what the ring still holds (with the time of the first of
+ * those, so the stream stays in time order), then the ring is copied.
+ */
+static int overwrite_round(struct reader *rd)
+{
+	struct memmon_rec_lost l = {
+		.hdr = { .size = sizeof(l), .type = MEMMON_REC_LOST,
+			 .cpu = (__u16)rd->cpu },
+	};
+	struct record *r = rd->rec;
+	const struct memmon_rec_header *first;
+	const void *p;
+	__u64 ow;
+	ssize_t n;
+
+	if (!memmon_session__ring_overwritten(r->s, rd->cpu, &ow) &&
+	    ow > rd->ow_reported) {
+		l.count = ow - rd->ow_reported;
+		l.hdr.time_ns = now_ns();
+		n = memmon_session__peek_cpu(r->s, rd->cpu, CHUNK_MAX, &p);
+		if (n > 0) {
+			first = p;
+			l.hdr.time_ns = first->time_ns;
+		}
+		/* Each round ends with hand_over(): the chunk is new or empty. */
+		if (chunk_get(rd))
+			return -ENOMEM;
+		memcpy(rd->cur->data + rd->cur->len, &l, sizeof(l));
+		rd->cur->len += sizeof(l);
+		rd->ow_reported = ow;
+	}
+	do
+		n = drain_once(rd);
+	while (n > 0);
+	hand_over(rd);
+	return n < 0 ? (int)n : 0;
 }
 
 /*
@@ -290,6 +354,25 @@ static void *reader_main(void *arg)
 	proctab_thread_online();
 	for (;;) {
 		stopping = uatomic_read(&r->stop_readers);
+		if (r->overwrite) {
+			int gen = uatomic_read(&r->drain_gen);
+
+			if (stopping || gen != uatomic_read(&rd->done_gen)) {
+				n = overwrite_round(rd);
+				if (n < 0) {
+					rd->err = (int)n;
+					uatomic_set(&r->reader_failed, 1);
+					break;
+				}
+				/* The chunks are queued before main learns it. */
+				cmm_smp_wmb();
+				uatomic_set(&rd->done_gen, gen);
+				if (stopping)
+					break;
+			}
+			usleep(5000);
+			continue;
+		}
 		n = drain_once(rd);
 		if (n < 0) {
 			rd->err = (int)n;
@@ -628,9 +711,24 @@ static void *writer_main(void *arg)
 			}
 			free(c);
 		}
-		/* After the queue: the snapshot holds what was handed over. */
+		/*
+		 * After the queue: the snapshot holds what was handed over
+		 * before it was asked for, which may have come in since the
+		 * loop above found the queue empty.
+		 */
 		if (uatomic_xchg(&r->snapshot, 0) && !r->writer_err) {
-			int err = next_part(r);
+			int err;
+
+			while ((n = __cds_wfcq_dequeue_blocking(&r->qhead, &r->qtail))) {
+				struct chunk *c = caa_container_of(n, struct chunk, node);
+
+				err = r->writer_err ? 0 :
+				      write_records(r, c->cpu, c->data, c->len);
+				if (err)
+					uatomic_set(&r->writer_err, err);
+				free(c);
+			}
+			err = next_part(r);
 
 			if (err)
 				uatomic_set(&r->writer_err, err);
@@ -749,6 +847,38 @@ static void progress(struct record *r, bool tty)
 		ev, uatomic_read(&r->written_mb), lost);
 }
 
+/*
+ * --overwrite, on SIGUSR1: pause the producers (DISABLE waits for those in
+ * flight, as perf pauses an overwrite buffer to read it), have every
+ * reader copy its ring, cut the part after what they queued, resume.
+ * Events made meanwhile are not produced for the session: nothing to lose.
+ */
+static int overwrite_snapshot(struct record *r)
+{
+	unsigned int c, done;
+	int gen, err;
+
+	err = memmon_session__disable(r->s);
+	if (err)
+		return tool_err(r->cmd, "pausing for a snapshot: %s", strerror(-err));
+	gen = uatomic_add_return(&r->drain_gen, 1);
+	do {
+		for (c = done = 0; c < r->nr_cpus; c++)
+			done += uatomic_read(&r->readers[c].done_gen) == gen;
+		if (done < r->nr_cpus)
+			usleep(2000);
+	} while (done < r->nr_cpus && !uatomic_read(&r->reader_failed));
+	/* Pairs with the readers' cmm_smp_wmb(): their chunks are queued. */
+	cmm_smp_rmb();
+	uatomic_set(&r->snapshot, 1);
+	wake_writer(r);
+	err = memmon_session__enable(r->s);
+	if (err)
+		return tool_err(r->cmd, "resuming after a snapshot: %s",
+				strerror(-err));
+	return 0;
+}
+
 static volatile sig_atomic_t snapshot_req;
 
 static void on_usr1(int sig)
@@ -801,6 +931,7 @@ int cmd_record(int argc, char **argv)
 		{ "until-mark", required_argument, NULL, 'U' },
 		{ "max-size", required_argument, NULL, 'S' },
 		{ "rotate", required_argument, NULL, 'R' },
+		{ "overwrite", no_argument, NULL, 'O' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -876,6 +1007,9 @@ int cmd_record(int argc, char **argv)
 				goto out_target;
 			}
 			break;
+		case 'O':
+			r.overwrite = true;
+			break;
 		case 'R':
 			if (rec_parse_rotate(optarg, &r.keep)) {
 				ret = tool_usage_err(cmd, "bad rotate count '%s': the "
@@ -909,6 +1043,20 @@ int cmd_record(int argc, char **argv)
 		ret = tool_usage_err(cmd, "nothing to record: give -p PID or -- CMD");
 		goto out_target;
 	}
+	if (r.overwrite && r.until_mark) {
+		ret = tool_usage_err(cmd, "--overwrite and --until-mark: a flight "
+				     "recorder reads its rings only on SIGUSR1 "
+				     "and at the end");
+		goto out_target;
+	}
+	if (r.overwrite && wait_ms) {
+		ret = tool_usage_err(cmd, "--overwrite and --no-loss: a flight "
+				     "recorder drops the oldest events by design");
+		goto out_target;
+	}
+	/* A flight recorder writes a part per snapshot, however small. */
+	if (r.overwrite && !r.max_size)
+		r.max_size = UINT64_MAX;
 	if (rotate_set && !r.max_size) {
 		ret = tool_usage_err(cmd, "--rotate needs --max-size");
 		goto out_target;
@@ -930,7 +1078,10 @@ int cmd_record(int argc, char **argv)
 		goto out_free;
 	}
 	proctab_thread_online();
-	r.s = tool_open_session(cmd, ring_size, wait_ms);
+	r.s = tool_open_session_policy(cmd, ring_size, r.overwrite ?
+				       MEMMON_FULL_OVERWRITE : wait_ms ?
+				       MEMMON_FULL_WAIT : MEMMON_FULL_DROP_NEW,
+				       wait_ms);
 	if (!r.s)
 		goto out_offline;
 	r.nr_cpus = memmon_session__nr_cpus(r.s);
@@ -1021,7 +1172,10 @@ int cmd_record(int argc, char **argv)
 		progress(&r, tty);
 		if (snapshot_req) {
 			snapshot_req = 0;
-			if (r.max_size) {
+			if (r.overwrite) {
+				if (overwrite_snapshot(&r))
+					break;
+			} else if (r.max_size) {
 				uatomic_set(&r.snapshot, 1);
 				wake_writer(&r);
 			} else if (!usr1_warned) {

@@ -197,9 +197,18 @@ int tool_explain_errno(const char *cmd, int err, const char *what)
 struct memmon_session *tool_open_session(const char *cmd, __u64 ring_size,
 					 unsigned int wait_ms)
 {
+	return tool_open_session_policy(cmd, ring_size, wait_ms ?
+					MEMMON_FULL_WAIT : MEMMON_FULL_DROP_NEW,
+					wait_ms);
+}
+
+struct memmon_session *tool_open_session_policy(const char *cmd,
+						__u64 ring_size, __u32 policy,
+						unsigned int wait_ms)
+{
 	LIBMEMMON_OPTS(memmon_session_opts, o, .path = tool_device(),
 		       .ring_size = ring_size,
-		       .full_policy = wait_ms ? MEMMON_FULL_WAIT : MEMMON_FULL_DROP_NEW,
+		       .full_policy = policy,
 		       .wait_timeout_ms = wait_ms);
 	struct memmon_session *s;
 
@@ -207,7 +216,10 @@ struct memmon_session *tool_open_session(const char *cmd, __u64 ring_size,
 	if (!s) {
 		int err = errno;
 
-		if (err == EINVAL && wait_ms)
+		if (err == EINVAL && policy == MEMMON_FULL_OVERWRITE)
+			tool_err(cmd, "--overwrite rejected by the module (it needs "
+				 "memmon.ko of ABI 1.3 or later)");
+		else if (err == EINVAL && wait_ms)
 			tool_err(cmd, "--no-loss rejected by the module (it needs "
 				 "memmon.ko of ABI 1.2 or later; a timeout of "
 				 "1..60000 ms)");

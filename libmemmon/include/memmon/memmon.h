@@ -185,6 +185,14 @@ LIBMEMMON_API int memmon_session__ring_stats(struct memmon_session *s,
 					     unsigned int cpu,
 					     struct memmon_cpu_stats *stats,
 					     __u64 *lost_pending);
+/*
+ * MEMMON_FULL_OVERWRITE (the flight recorder): how many events cpu's ring
+ * has written over so far (part of stats.lost; never in a LOST record).
+ * Exact once the session is disabled. 0 for any other policy. Since 0.4.
+ */
+LIBMEMMON_API int memmon_session__ring_overwritten(struct memmon_session *s,
+						   unsigned int cpu,
+						   __u64 *overwritten);
 
 #ifdef __cplusplus
 }
