@@ -306,29 +306,28 @@ static void drop_gone(struct top_ctx *c)
 
 static void draw(struct top_ctx *c, double now_s, bool paused, const char *note)
 {
-	char line[512];
+	char line[512], head[640];
 	int rows, cols, y;
 	size_t i;
 
+	/* Lines are cut at the width: a wrapped line would push the others. */
 	getmaxyx(stdscr, rows, cols);
-	(void)cols;
+	if (cols < 1)
+		cols = 1;
 	erase();
 	top_format_header(&c->m, line, sizeof(line));
-	mvprintw(0, 0, "memmon top  %.1fs  %s", now_s, line);
-	if (paused) {
-		attron(A_BOLD);
-		printw("  PAUSED");
-		attroff(A_BOLD);
-	}
-	mvprintw(1, 0, "%s", note && *note ? note :
-		 "keys: f m s r sort  < > column  space/p pause  q quit");
+	snprintf(head, sizeof(head), "memmon top  %.1fs  %s%s", now_s, line,
+		 paused ? "  PAUSED" : "");
+	mvaddnstr(0, 0, head, cols);
+	mvaddnstr(1, 0, note && *note ? note :
+		  "keys: f m s r sort  < > column  space/p pause  q quit", cols);
 	top_format_columns(&c->m, line, sizeof(line));
 	attron(A_REVERSE);
-	mvprintw(2, 0, "%-*s", cols > 0 ? cols : 1, line);
+	mvaddnstr(2, 0, line, cols);
 	attroff(A_REVERSE);
 	for (i = 0, y = 3; i < c->m.nr && y < rows; i++, y++) {
 		top_format_line(&c->m.procs[i], line, sizeof(line));
-		mvprintw(y, 0, "%s", line);
+		mvaddnstr(y, 0, line, cols);
 	}
 	refresh();
 }
