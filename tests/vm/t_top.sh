@@ -62,7 +62,7 @@ t "screen shows the columns, sorted by faults" until_screen 10 shows 'PID COMM .
 t "workload line: pid, comm, non-zero fault rate" until_screen 120 faulting
 t "header names the sort: faults" shows 'sort: FLT/s'
 key r
-t "r sorts by RSS" until_screen 30 shows 'sort: RSS '
+t "r sorts by RSS" until_screen 30 shows 'sort: RSS$'
 t "the RSS column is marked" shows '\*RSS '
 key '>'
 t "> moves the sort to the RSS trend" until_screen 30 shows 'sort: RSS/s'
