@@ -89,6 +89,14 @@ t "batch shows the workload in each block" \
 t "batch has no error output" test ! -s "$tmp/err"
 [ "$failed" = 0 ] || sed 's/^/# batch: /' "$tmp/batch" "$tmp/err"
 
+# -a: the busiest processes by their /proc fault counters; the workload,
+# faulting all along, is among the 5 busiest.
+$M top -a -N 5 --batch -n 3 >"$tmp/all" 2>"$tmp/err"
+t "-a batch exits 0" test $? -eq 0
+t "-a watches the faulting workload" awk -v p="$wp" \
+	'$1 == p && $2 == "python3" && $3 != "0" { ok = 1 } END { exit !ok }' "$tmp/all"
+[ "$failed" = 0 ] || sed 's/^/# all: /' "$tmp/all" "$tmp/err"
+
 # Usage errors need no terminal and no module.
 t "interactive without a terminal is refused" \
 	sh -c "'$M' top -p $wp </dev/null >/dev/null 2>'$tmp/err'; [ \$? -eq 2 ]"
