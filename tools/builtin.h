@@ -24,6 +24,7 @@ int cmd_info(int argc, char **argv);
 int cmd_script(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_timeline(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 
 /* The whole program, without main() so that the unit tests can run it. */
 int tool_main(int argc, char **argv);

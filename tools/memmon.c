@@ -21,6 +21,7 @@ static const struct cmd_struct commands[] = {
 	{ "script", cmd_script, "print a trace file's events as trace does" },
 	{ "export", cmd_export, "a trace file as Chrome trace JSON or CSV tables" },
 	{ "timeline", cmd_timeline, "draw a trace file as a self-contained HTML page" },
+	{ "top",    cmd_top,    "a live view of fault and syscall rates per process" },
 	{ "mark",   cmd_mark,   "put a text marker into the sessions watching us" },
 	{ "info",   cmd_info,   "show the kernel module's ABI, features and limits" },
 };

@@ -8,7 +8,7 @@
 # Targets: tools, tools-install, tools-uninstall (DESTDIR, PREFIX); adds
 # build/libunit/test_lib_device (run in the VM by tests/vm/t_cli_lib.sh)
 # to vm-tests, and the test_cli_* unit tests to UNIT_TESTS.
-# Needs: liburcu-dev (rculfhash, wfcqueue) besides what libmemmon needs.
+# Needs: liburcu-dev (rculfhash, wfcqueue), libncurses-dev (top) besides what libmemmon needs.
 
 B		?= build
 CC		?= cc
@@ -31,7 +31,10 @@ TOOLS_OBJS	+= $(B)/bin/obj/timeline_page.o
 TOOLS_CFLAGS	:= $(filter-out -std=%,$(USER_CFLAGS)) -std=gnu11 -D_GNU_SOURCE \
 		   -I uapi -I libmemmon/include -I tools \
 		   -DMEMMON_VERSION='"$(MEMMON_PKG_VERSION)"'
-TOOLS_LIBS	:= -lurcu-cds -lurcu -lurcu-common -lpthread
+# memmon top's screen: ncursesw where pkg-config knows it (Debian's
+# libncurses-dev), else plain -lncurses.
+CURSES_LIBS	:= $(or $(shell pkg-config --libs ncursesw 2>/dev/null),-lncurses)
+TOOLS_LIBS	:= -lurcu-cds -lurcu -lurcu-common -lpthread $(CURSES_LIBS)
 
 .PHONY: tools tools-install tools-uninstall
 
