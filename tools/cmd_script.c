@@ -71,6 +71,7 @@ int cmd_script(int argc, char **argv)
 		{ "events", required_argument, NULL, 'e' },
 		{ "failed", no_argument, NULL, REC_FILTER_OPT_FAILED },
 		{ "min-duration", required_argument, NULL, REC_FILTER_OPT_MIN_DUR },
+		{ "faults", required_argument, NULL, REC_FILTER_OPT_FAULTS },
 		{ "json", no_argument, NULL, 'J' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
