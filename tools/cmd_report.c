@@ -606,7 +606,7 @@ static void print_growth(const struct report *rp, const char *what,
 			 const struct growth *g)
 {
 	struct growth_stats st;
-	char b1[32], b2[32], b3[32];
+	char b1[32], b2[32], b3[32], b4[32];
 
 	(void)rp;
 	growth_stats(g, &st);
@@ -616,7 +616,7 @@ static void print_growth(const struct report *rp, const char *what,
 	       human(b1, sizeof(b1), st.first), human(b2, sizeof(b2), st.last),
 	       human(b3, sizeof(b3), st.peak), (st.last_ns - st.first_ns) / 1e9,
 	       st.slope < 0 ? "-" : "+",
-	       human(b3, sizeof(b3), (__u64)(st.slope < 0 ? -st.slope : st.slope)));
+	       human(b4, sizeof(b4), (__u64)(st.slope < 0 ? -st.slope : st.slope)));
 	if (st.have_window && st.win_delta > 0)
 		printf("    steepest: +%s in [%.6f s, %.6f s] of the run: +%s/s\n",
 		       human(b1, sizeof(b1), (__u64)st.win_delta),
