@@ -1077,8 +1077,8 @@ int cmd_report(int argc, char **argv)
 			ret = tool_close_stdout(cmd);
 			goto out_filter;
 		default:
-			ret = tool_usage_err(cmd, "unknown or incomplete option '%s'",
-					     argv[optind - 1]);
+			ret = tool_usage_err(cmd, "unknown option '%s' (or one "
+					     "missing its argument)", argv[optind - 1]);
 			goto out_filter;
 		}
 	}
