@@ -80,5 +80,17 @@ t "report text: libc is a file mapping, not a leak" sh -c "
 	sed -n '/^  file mappings/,/^  [a-z]/p' '$tmp/leak.txt' | grep -q 'libc.so.6'"
 t "report latency columns for mmap" grep -Eq '^    mmap +[0-9]+ +0 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+$' "$tmp/leak.txt"
 
+# make demo's command: libc's text is a file mapping, not a leak candidate
+sort_py='import json, sys
+d = json.load(open(sys.argv[1]))
+p = [p for p in d["processes"] if p.get("exe", "").endswith("/sort")][0]
+l = p["leaks"]
+assert all(g["what"] in ("[anon]", "[heap]", "[shared anon]") for g in l["groups"]), l["groups"]
+assert any(f["what"].endswith("/libc.so.6") for f in l["file_mappings"]), l["file_mappings"]'
+t "report of sort /etc/services: libc apart from the leak candidates" sh -c "
+	'$M' record -o '$tmp/sort.trace' -- sort /etc/services >/dev/null 2>'$tmp/err' &&
+	'$M' report --json '$tmp/sort.trace' >'$tmp/sort.json' &&
+	$PY -c '$sort_py' '$tmp/sort.json'"
+
 [ "$failed" = 0 ] || cat "$tmp/err" >&2
 exit $failed
