@@ -147,6 +147,10 @@ int cmd_script(int argc, char **argv)
 			goto out_free;
 		}
 	}
+	if (c.summary && c.json) {
+		ret = tool_usage_err(cmd, "-c/-C print a text summary: not with --json");
+		goto out_free;
+	}
 	if (optind != argc - 1) {
 		ret = tool_usage_err(cmd, optind >= argc ? "missing TRACE" :
 				     "one TRACE only");
@@ -184,8 +188,6 @@ int cmd_script(int argc, char **argv)
 		const char *msg = memmon_trace_reader__errmsg(r);
 
 		tool_err(cmd, "%s: %s", path, *msg ? msg : strerror((int)-n));
-	} else if (c.summary && c.json) {
-		tool_err(cmd, "the summary is text: not printed with --json");
 	} else if (c.summary && summary_print(c.out, &c.sum) < 0) {
 		tool_err(cmd, "write error: %s", strerror(errno ? errno : EIO));
 	} else {

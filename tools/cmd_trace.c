@@ -365,6 +365,10 @@ int cmd_trace(int argc, char **argv)
 			goto out_free;
 		}
 	}
+	if (c.summary && c.json) {
+		ret = tool_usage_err(cmd, "-c/-C print a text summary: not with --json");
+		goto out_free;
+	}
 	if (optind < argc)
 		t.cmd_argv = &argv[optind];
 	if (!t.cmd_argv && !t.nr_pids) {
@@ -465,11 +469,9 @@ int cmd_trace(int argc, char **argv)
 		tool_err(cmd, "reading events: %s", strerror(-n));
 		goto out_report;
 	}
-	if (c.summary) {
-		if (c.json)
-			tool_err(cmd, "the summary is text: not printed with --json");
-		else if (summary_print(c.out, &c.sum) < 0)
-			c.werr = errno ? errno : EIO;
+	if (c.summary && summary_print(c.out, &c.sum) < 0) {
+		tool_err(cmd, "write error: %s", strerror(errno ? errno : EIO));
+		goto out_report;
 	}
 	n = print_end_stats(&c, s);
 	if (n < 0) {

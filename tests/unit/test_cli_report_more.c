@@ -448,6 +448,9 @@ static void test_script_filters(void **state)
 	run_memmon(&res, NULL, NULL, A("script", "--ts", "later", path));
 	assert_int_equal(res.code, 2);
 	assert_non_null(strstr(res.err, "bad --ts 'later'"));
+	run_memmon(&res, NULL, NULL, A("script", "-c", "--json", path));
+	assert_int_equal(res.code, 2);
+	assert_non_null(strstr(res.err, "not with --json"));
 	/* -c: the summary alone */
 	run_memmon(&res, NULL, NULL, A("script", "-c", path));
 	assert_int_equal(res.code, 0);
