@@ -7,8 +7,15 @@ set -u
 M=$PWD/build/bin/memmon
 W=$PWD/build/vmtests/w_leak2
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+loopdev=
+cleanup() {
+	mountpoint -q "$tmp/mnt" && umount "$tmp/mnt"
+	[ -n "$loopdev" ] && losetup -d "$loopdev"
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
 . "$(dirname "$0")/tap.sh"
+. "$(dirname "$0")/instr.sh"	# ext4_mount
 PY=/usr/bin/python3
 LIBC=$(realpath "$(ldd "$W" | awk '/libc\.so/ { print $3 }')")
 
@@ -41,15 +48,18 @@ t "trace --failed exits 0" sh -c "'$M' trace --failed -- '$W' calls 5 >'$tmp/fai
 t "... shows the failed mmap" grep -q 'mmap(NULL, 0, .*EINVAL' "$tmp/failed"
 t "... and no call that succeeded" sh -c "[ \$(grep -c ') = ' '$tmp/failed') -eq 1 ]"
 
-# --faults=major: a file read after drop_caches faults majors; only they show
-dd if=/dev/urandom of="$tmp/data" bs=1M count=4 status=none
+# --faults=major: a file on a block device (ext4 on a loop device: /tmp
+# may be tmpfs, whose pages drop_caches keeps) read after drop_caches
+# faults majors; only they show
+t "ext4 on a loop device for the cold file" ext4_mount "$tmp/ext4.img" "$tmp/mnt"
+dd if=/dev/urandom of="$tmp/mnt/data" bs=1M count=4 status=none
 sync
 echo 3 >/proc/sys/vm/drop_caches
-t "trace --faults=major exits 0" sh -c "'$M' trace --faults=major -e faults -- '$W' touch '$tmp/data' >'$tmp/major' 2>'$tmp/err'"
+t "trace --faults=major exits 0" sh -c "'$M' trace --faults=major -e faults -- '$W' touch '$tmp/mnt/data' >'$tmp/major' 2>'$tmp/err'"
 t "... shows major faults" grep -q ' fault .* major ' "$tmp/major"
 t "... and no minor fault" sh -c "! grep -q ' fault .* minor ' '$tmp/major'"
 t "trace --faults=minor shows no major fault" sh -c "
-	'$M' trace --faults=minor -e faults -- '$W' touch '$tmp/data' >'$tmp/minor' 2>&1 &&
+	'$M' trace --faults=minor -e faults -- '$W' touch '$tmp/mnt/data' >'$tmp/minor' 2>&1 &&
 	grep -q ' fault .* minor ' '$tmp/minor' && ! grep -q ' fault .* major ' '$tmp/minor'"
 t "trace -r prints seconds since the previous event" sh -c "
 	'$M' trace -r -e mmap -- '$W' calls 2 >'$tmp/r' 2>&1 &&
