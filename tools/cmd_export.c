@@ -748,6 +748,7 @@ int cmd_export(int argc, char **argv)
 		{ "events", required_argument, NULL, 'e' },
 		{ "failed", no_argument, NULL, REC_FILTER_OPT_FAILED },
 		{ "min-duration", required_argument, NULL, REC_FILTER_OPT_MIN_DUR },
+		{ "faults", required_argument, NULL, REC_FILTER_OPT_FAULTS },
 		{ "format", required_argument, NULL, 'f' },
 		{ "fault-bucket", required_argument, NULL, 'B' },
 		{ "output", required_argument, NULL, 'o' },

@@ -10,6 +10,9 @@
  * before tracing began are invisible, so "peak virtual size (tracked)" is
  * of the traced mappings, and the kernel's own peak_vm/peak_rss at exit is
  * shown next to it when the process exited during the trace.
+ *
+ * Syscall latency is report_latency's, the leak split and the growth
+ * series report_leaks'; the filters (--pid, --tid, --time) rec_filter's.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -20,7 +23,10 @@
 #include <memmon/trace.h>
 #include "builtin.h"
 #include "rec_pipe.h"
+#include "rec_filter.h"
 #include "region_map.h"
+#include "report_latency.h"
+#include "report_leaks.h"
 
 #define HOT_REGIONS	10
 #define LEAKS_SHOWN	20
@@ -52,6 +58,10 @@ struct proc {
 	bool exited;
 	__u32 exit_code;
 	__u64 peak_rss_kernel, peak_vm_kernel;
+	bool loading;			/* exec'd, the loader not done yet */
+	__u64 anon_now;			/* anonymous bytes mapped (the model's) */
+	struct lat_set sys_lat;
+	struct growth rss_g, anon_g;
 	struct region hot[HOT_REGIONS];	/* retired regions, most faults */
 	size_t nr_hot;
 	size_t hot_min;			/* the fewest faults in a full hot[] */
@@ -67,6 +77,7 @@ struct report {
 	__u64 *lost;			/* per CPU, from LOST records */
 	unsigned int nr_cpus;
 	__s64 rt_off;
+	struct rec_filter f;
 	int err;
 };
 
@@ -126,20 +137,43 @@ static void retire_cb(void *ctx, const struct region_map *m, size_t i)
 			p->hot_min = k;
 }
 
+/* The anonymous bytes (not file, not a file's image) mapped in [start, end). */
+static __u64 anon_in(const struct region_map *m, __u64 start, __u64 end)
+{
+	size_t i = region_map_lower(m, start);
+	__u64 sum = 0;
+
+	for (; i < m->len && m->starts[i] < end; i++) {
+		const struct region *r;
+
+		if (!region_map_live(m, i))
+			continue;
+		r = &m->pool[m->slot[i]];
+		if (r->file || r->image)
+			continue;
+		sum += (m->ends[i] < end ? m->ends[i] : end) -
+		       (m->starts[i] > start ? m->starts[i] : start);
+	}
+	return sum;
+}
+
 /* Unmap [start, end) in p's model; retire: count what goes as hot. */
 static int carve(struct proc *p, __u64 start, __u64 end, bool retire)
 {
+	__u64 anon = anon_in(&p->map, start, end);
 	long long gone = region_map_carve(&p->map, start, end,
 					  retire ? retire_cb : NULL, p);
 
 	if (gone < 0)
 		return (int)gone;
 	p->vm_now -= (__u64)gone;
+	p->anon_now -= anon < p->anon_now ? anon : p->anon_now;
 	return 0;
 }
 
 static int map_region(struct proc *p, const struct region *nr)
 {
+	__u64 anon = anon_in(&p->map, nr->start, nr->end);
 	long long gone = -ENOENT;
 
 	/* brk moves the top of the heap: one region grows, as its VMA does */
@@ -153,6 +187,9 @@ static int map_region(struct proc *p, const struct region *nr)
 	p->vm_now += nr->end - nr->start - (__u64)gone;
 	if (p->vm_now > p->vm_peak)
 		p->vm_peak = p->vm_now;
+	p->anon_now -= anon < p->anon_now ? anon : p->anon_now;
+	if (!nr->file && !nr->image)
+		p->anon_now += nr->end - nr->start;
 	return 0;
 }
 
@@ -168,6 +205,7 @@ static void on_syscall(struct report *rp, struct proc *p,
 	if (sc->sys >= MEMMON_SYS__COUNT)
 		return;
 	p->calls[sc->sys]++;
+	rp->err = lat_add(&p->sys_lat, sc->sys, sc->duration_ns, !ok) ?: rp->err;
 	if (!ok) {
 		p->failed[sc->sys]++;
 		return;
@@ -187,15 +225,36 @@ static void on_syscall(struct report *rp, struct proc *p,
 		nr.file = sc->flags & MEMMON_SYSF_FILE;
 		nr.dev = sc->aux[0];
 		nr.ino = sc->aux[1];
+		if (!nr.file && nr.flags & 0x10) {	/* MAP_FIXED */
+			long over = region_map_find(&p->map, nr.start);
+			struct region o;
+
+			if (over >= 0) {
+				region_map_get(&p->map, (size_t)over, &o);
+				if (o.file || o.image) {
+					/* ld.so's .bss after a library's data */
+					nr.image = true;
+					nr.dev = o.dev;
+					nr.ino = o.ino;
+				}
+			}
+		}
+		nr.startup = !nr.file && !nr.image && p->loading;
 		p->call_bytes[sc->sys] += nr.end - nr.start;
 		p->mapped += nr.end - nr.start;
 		rp->err = map_region(p, &nr) ?: rp->err;
 		break;
-	case MEMMON_SYS_MUNMAP:
+	case MEMMON_SYS_MUNMAP: {
+		long at = region_map_find(&p->map, a[0]);
+
+		/* the loader is done when it drops ld.so.cache (see report_leaks.h) */
+		if (at >= 0 && p->map.pool[p->map.slot[at]].file)
+			p->loading = false;
 		p->call_bytes[sc->sys] += PAGE_ALIGN_UP(a[1]);
 		p->unmapped += PAGE_ALIGN_UP(a[1]);
 		rp->err = carve(p, a[0], a[0] + PAGE_ALIGN_UP(a[1]), true) ?: rp->err;
 		break;
+	}
 	case MEMMON_SYS_MREMAP: {
 		long old = region_map_find(&p->map, a[0]);
 
@@ -219,6 +278,7 @@ static void on_syscall(struct report *rp, struct proc *p,
 			nr.end = PAGE_ALIGN_UP(sc->aux[1]);
 			nr.prot = 3;
 			nr.heap = true;
+			p->loading = false;
 			p->mapped += nr.end - nr.start;
 			p->call_bytes[sc->sys] += nr.end - nr.start;
 			rp->err = map_region(p, &nr) ?: rp->err;
@@ -252,6 +312,7 @@ static void on_syscall(struct report *rp, struct proc *p,
 	default:
 		break;
 	}
+	rp->err = growth_add(&p->anon_g, sc->hdr.time_ns, p->anon_now) ?: rp->err;
 }
 
 static unsigned int log2_bucket(__u64 v)
@@ -293,6 +354,7 @@ static void on_fork(struct report *rp, struct proc *parent,
 			return;
 		}
 		c->vm_now = c->vm_peak = parent->vm_now;
+		c->anon_now = parent->anon_now;
 	}
 }
 
@@ -322,6 +384,8 @@ static int report_cb(void *ctx, const struct memmon_rec_header *rec)
 		if (!memmon_rec_type__name(rec->type))
 			return 0;	/* a newer record type: skip */
 	}
+	if (!rec_filter_match(&rp->f, rec))
+		return 0;
 	p = proc_get(rp, rec->tgid);
 	if (!p)
 		return rp->err;
@@ -347,6 +411,9 @@ static int report_cb(void *ctx, const struct memmon_rec_header *rec)
 
 		if (r && r->anon + r->file + r->shmem > p->rss_peak)
 			p->rss_peak = r->anon + r->file + r->shmem;
+		if (r)
+			rp->err = growth_add(&p->rss_g, rec->time_ns,
+					     r->anon + r->file + r->shmem) ?: rp->err;
 		break;
 	}
 	case MEMMON_REC_FORK: {
@@ -365,6 +432,8 @@ static int report_cb(void *ctx, const struct memmon_rec_header *rec)
 			/* A new address space: the old regions are gone. */
 			region_map_clear(&p->map);
 			p->vm_now = 0;
+			p->anon_now = 0;
+			p->loading = true;
 		}
 		break;
 	}
@@ -420,7 +489,7 @@ static const char *region_what(const struct report *rp, const struct region *r)
 
 	if (r->heap)
 		return "[heap]";
-	if (!r->file)
+	if (!r->file && !r->image)
 		return r->flags & 0x01 ? "[shared anon]" : "[anon]";
 	path = memmon_paths__lookup(rp->paths, r->dev, r->ino);
 	return path ? path : "[file]";
@@ -448,14 +517,6 @@ static int cmp_region_faults(const void *a, const void *b)
 	return x->faults < y->faults ? 1 : x->faults > y->faults ? -1 : 0;
 }
 
-static int cmp_region_size(const void *a, const void *b)
-{
-	const struct region *x = a, *y = b;
-	__u64 sx = x->end - x->start, sy = y->end - y->start;
-
-	return sx < sy ? 1 : sx > sy ? -1 : (x->start > y->start) - (x->start < y->start);
-}
-
 /* Hot regions: live and retired, by faults. Caller frees. */
 static struct region *hot_list(const struct proc *p, size_t *n)
 {
@@ -473,13 +534,104 @@ static struct region *hot_list(const struct proc *p, size_t *n)
 	return all;
 }
 
+/* The regions still mapped, split (report_leaks.h). Caller frees *ls. */
+static int proc_split(const struct proc *p, struct leak_split *ls)
+{
+	struct region *list = malloc((p->map.nr + 1) * sizeof(*list));
+	int ret;
+
+	if (!list)
+		return -ENOMEM;
+	region_map_export(&p->map, list);
+	ret = leak_split(ls, list, p->map.nr);
+	free(list);
+	return ret;
+}
+
+static void print_leaks(const struct report *rp, const struct proc *p)
+{
+	const char *when = p->exited ? "exit" : "the end of the trace";
+	char b1[32], b2[32], t1[32], t2[32], prot[4];
+	struct leak_split ls;
+	size_t i;
+
+	if (!p->map.nr)
+		return;
+	if (proc_split(p, &ls)) {
+		fprintf(stderr, "memmon report: out of memory\n");
+		return;
+	}
+	printf("  leak candidates: anonymous and heap memory never released at %s: "
+	       "%llu regions, %s\n", when, (unsigned long long)ls.leak_count,
+	       human(b1, sizeof(b1), ls.leak_bytes));
+	if (ls.nr_groups)
+		printf("    (no call sites in this trace: grouped by kind, size, "
+		       "prot and flags)\n");
+	for (i = 0; i < ls.nr_groups && i < LEAKS_SHOWN; i++) {
+		const struct leak_group *g = &ls.groups[i];
+
+		prot_str(prot, g->prot);
+		fmt_time(rp, g->first_ns, t1, sizeof(t1));
+		fmt_time(rp, g->last_ns, t2, sizeof(t2));
+		printf("    %-14s %s flags %#x  %llu x %s = %llu bytes (%s), "
+		       "mapped %s .. %s\n", leak_kind_name(g->kind), prot, g->flags,
+		       (unsigned long long)g->count, human(b1, sizeof(b1), g->size),
+		       (unsigned long long)g->bytes, human(b2, sizeof(b2), g->bytes),
+		       t1, t2);
+	}
+	if (ls.nr_groups > LEAKS_SHOWN)
+		printf("    ... %zu more groups\n", ls.nr_groups - LEAKS_SHOWN);
+	if (ls.nr_files)
+		printf("  file mappings still mapped at %s (libraries, data; not "
+		       "leaks): %zu regions, %s\n", when, ls.nr_files,
+		       human(b1, sizeof(b1), ls.file_bytes));
+	for (i = 0; i < ls.nr_files && i < LEAKS_SHOWN; i++) {
+		prot_str(prot, ls.files[i].prot);
+		printf("    %#llx %10s %s %s%s\n",
+		       (unsigned long long)ls.files[i].start,
+		       human(b1, sizeof(b1), ls.files[i].end - ls.files[i].start),
+		       prot, region_what(rp, &ls.files[i]),
+		       ls.files[i].image ? " (its .bss)" : "");
+	}
+	if (ls.nr_files > LEAKS_SHOWN)
+		printf("    ... %zu more\n", ls.nr_files - LEAKS_SHOWN);
+	if (ls.nr_startup)
+		printf("  startup memory (anonymous, mapped while the loader ran; "
+		       "not leaks): %zu regions, %s\n", ls.nr_startup,
+		       human(b1, sizeof(b1), ls.startup_bytes));
+	leak_split_free(&ls);
+}
+
+static void print_growth(const struct report *rp, const char *what,
+			 const struct growth *g)
+{
+	struct growth_stats st;
+	char b1[32], b2[32], b3[32], b4[32];
+
+	(void)rp;
+	growth_stats(g, &st);
+	if (!st.have)
+		return;
+	printf("  %s growth: %s -> %s (peak %s) over %.6f s: %s%s/s\n", what,
+	       human(b1, sizeof(b1), st.first), human(b2, sizeof(b2), st.last),
+	       human(b3, sizeof(b3), st.peak), (st.last_ns - st.first_ns) / 1e9,
+	       st.slope < 0 ? "-" : "+",
+	       human(b4, sizeof(b4), (__u64)(st.slope < 0 ? -st.slope : st.slope)));
+	if (st.have_window && st.win_delta > 0)
+		printf("    steepest: +%s in [%.6f s, %.6f s] of the run: +%s/s\n",
+		       human(b1, sizeof(b1), (__u64)st.win_delta),
+		       (st.win_start_ns - st.first_ns) / 1e9,
+		       (st.win_end_ns - st.first_ns) / 1e9,
+		       human(b2, sizeof(b2), (__u64)st.win_slope));
+}
+
 static void print_proc(const struct report *rp, const struct proc *p)
 {
 	char b1[32], b2[32], b3[32], t[32], prot[4];
 	struct region *list;
 	unsigned int i, c;
 	size_t n;
-	__u64 max = 0, total = 0;
+	__u64 max = 0;
 
 	printf("\nprocess %u", p->tgid);
 	if (p->exe)
@@ -563,29 +715,14 @@ static void print_proc(const struct report *rp, const struct proc *p)
 		free(list);
 	}
 
-	if (p->map.nr) {
-		list = malloc(p->map.nr * sizeof(*list));
-		if (!list)
-			return;
-		region_map_export(&p->map, list);
-		qsort(list, p->map.nr, sizeof(*list), cmp_region_size);
-		for (i = 0; i < p->map.nr; i++)
-			total += list[i].end - list[i].start;
-		printf("  still mapped at %s (leak candidates): %zu regions, %s\n",
-		       p->exited ? "exit" : "the end of the trace", p->map.nr,
-		       human(b1, sizeof(b1), total));
-		for (i = 0; i < p->map.nr && i < LEAKS_SHOWN; i++) {
-			prot_str(prot, list[i].prot);
-			fmt_time(rp, list[i].mapped_ns, t, sizeof(t));
-			printf("    %#llx %10s %s %-24s mapped at %s\n",
-			       (unsigned long long)list[i].start,
-			       human(b1, sizeof(b1), list[i].end - list[i].start),
-			       prot, region_what(rp, &list[i]), t);
-		}
-		if (p->map.nr > LEAKS_SHOWN)
-			printf("    ... %zu more\n", p->map.nr - LEAKS_SHOWN);
-		free(list);
+	if (p->sys_lat.count) {
+		printf("  syscall latency (p50/p99: log-linear buckets, at most "
+		       "6.25%% low)\n");
+		lat_print(stdout, &p->sys_lat, "    ");
 	}
+	print_leaks(rp, p);
+	print_growth(rp, "rss", &p->rss_g);
+	print_growth(rp, "anonymous mapped", &p->anon_g);
 }
 
 static json_t *region_json(const struct report *rp, const struct region *r)
@@ -602,6 +739,72 @@ static json_t *region_json(const struct report *rp, const struct region *r)
 	json_object_set_new(o, "mapped_ns", json_integer((json_int_t)r->mapped_ns));
 	json_object_set_new(o, "faults", json_integer((json_int_t)r->faults));
 	json_object_set_new(o, "major_faults", json_integer((json_int_t)r->major));
+	return o;
+}
+
+static json_t *leaks_json(const struct report *rp, const struct proc *p)
+{
+	json_t *o = json_object(), *g = json_array(), *f = json_array();
+	json_t *st = json_array();
+	struct leak_split ls;
+	size_t i;
+
+	if (proc_split(p, &ls))
+		return o;
+	for (i = 0; i < ls.nr_groups; i++) {
+		const struct leak_group *lg = &ls.groups[i];
+		char prot[4];
+
+		prot_str(prot, lg->prot);
+		json_array_append_new(g, json_pack("{s:s,s:I,s:s,s:i,s:I,s:I,s:I,s:I}",
+			"what", leak_kind_name(lg->kind), "size", (json_int_t)lg->size,
+			"prot", prot, "flags", (int)lg->flags,
+			"count", (json_int_t)lg->count, "bytes", (json_int_t)lg->bytes,
+			"first_ns", (json_int_t)lg->first_ns,
+			"last_ns", (json_int_t)lg->last_ns));
+	}
+	for (i = 0; i < ls.nr_files; i++) {
+		json_t *r = region_json(rp, &ls.files[i]);
+
+		json_object_set_new(r, "image_bss", json_boolean(ls.files[i].image));
+		json_array_append_new(f, r);
+	}
+	for (i = 0; i < ls.nr_startup; i++)
+		json_array_append_new(st, region_json(rp, &ls.startup[i]));
+	json_object_set_new(o, "grouped_by", json_string("kind,size,prot,flags"));
+	json_object_set_new(o, "count", json_integer((json_int_t)ls.leak_count));
+	json_object_set_new(o, "bytes", json_integer((json_int_t)ls.leak_bytes));
+	json_object_set_new(o, "groups", g);
+	json_object_set_new(o, "file_mappings", f);
+	json_object_set_new(o, "file_bytes", json_integer((json_int_t)ls.file_bytes));
+	json_object_set_new(o, "startup", st);
+	json_object_set_new(o, "startup_bytes", json_integer((json_int_t)ls.startup_bytes));
+	leak_split_free(&ls);
+	return o;
+}
+
+static json_t *growth_json(const struct growth *g)
+{
+	struct growth_stats st;
+	json_t *o = json_object();
+
+	growth_stats(g, &st);
+	if (!st.have)
+		return o;
+	json_object_set_new(o, "first_ns", json_integer((json_int_t)st.first_ns));
+	json_object_set_new(o, "last_ns", json_integer((json_int_t)st.last_ns));
+	json_object_set_new(o, "first", json_integer((json_int_t)st.first));
+	json_object_set_new(o, "last", json_integer((json_int_t)st.last));
+	json_object_set_new(o, "peak", json_integer((json_int_t)st.peak));
+	json_object_set_new(o, "bytes_per_s", json_real(st.slope));
+	if (st.have_window) {
+		json_object_set_new(o, "steepest_start_ns",
+				    json_integer((json_int_t)st.win_start_ns));
+		json_object_set_new(o, "steepest_end_ns",
+				    json_integer((json_int_t)st.win_end_ns));
+		json_object_set_new(o, "steepest_bytes", json_integer(st.win_delta));
+		json_object_set_new(o, "steepest_bytes_per_s", json_real(st.win_slope));
+	}
 	return o;
 }
 
@@ -695,6 +898,11 @@ static json_t *proc_json(const struct report *rp, const struct proc *p)
 		json_array_append_new(leaks, region_json(rp, &r));
 	}
 	json_object_set_new(o, "still_mapped", leaks);
+	json_object_set_new(o, "syscall_latency", lat_json(&p->sys_lat));
+	json_object_set_new(o, "leaks", leaks_json(rp, p));
+	json_object_set_new(o, "growth", json_pack("{s:o,s:o}",
+		"rss", growth_json(&p->rss_g),
+		"anon_mapped", growth_json(&p->anon_g)));
 	return o;
 }
 
@@ -727,63 +935,171 @@ static int cmp_proc(const void *a, const void *b)
 	return (x->tgid > y->tgid) - (x->tgid < y->tgid);
 }
 
+/* --sort: what a process is ranked by, most first (ties: by pid). */
+static const char *const sort_keys[] = {
+	"pid", "faults", "major", "syscalls", "time", "mapped", "leaked", "rss",
+};
+
+static __u64 leaked_bytes(const struct proc *p)
+{
+	__u64 sum = 0;
+	size_t i;
+
+	for (i = 0; i < p->map.len; i++) {
+		const struct region *r;
+
+		if (!region_map_live(&p->map, i))
+			continue;
+		r = &p->map.pool[p->map.slot[i]];
+		if (!r->file && !r->image && !r->startup)
+			sum += p->map.ends[i] - p->map.starts[i];
+	}
+	return sum;
+}
+
+static __u64 sort_value(const struct proc *p, unsigned int key)
+{
+	__u64 v = 0;
+	unsigned int c;
+
+	switch (key) {
+	case 1: return p->faults_total;
+	case 2:
+		for (c = 0; c <= MEMMON_FCLASS_OTHER + 1; c++)
+			v += p->faults[c][1];
+		return v;
+	case 3: return p->sys_lat.count;
+	case 4: return p->sys_lat.total_ns;
+	case 5: return p->mapped;
+	case 6: return leaked_bytes(p);
+	case 7: return p->rss_peak > p->peak_rss_kernel ? p->rss_peak :
+		       p->peak_rss_kernel;
+	}
+	return 0;
+}
+
+static unsigned int sort_key;
+
+static int cmp_proc_key(const void *a, const void *b)
+{
+	const struct proc *x = *(struct proc *const *)a, *y = *(struct proc *const *)b;
+	__u64 vx = sort_value(x, sort_key), vy = sort_value(y, sort_key);
+
+	if (vx != vy)
+		return vx < vy ? 1 : -1;
+	return cmp_proc(a, b);
+}
+
 int cmd_report(int argc, char **argv)
 {
 	static const struct option longopts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "tid", required_argument, NULL, REC_FILTER_OPT_TID },
+		{ "time", required_argument, NULL, REC_FILTER_OPT_TIME },
+		{ "sort", required_argument, NULL, 's' },
+		{ "top", required_argument, NULL, 'n' },
 		{ "json", no_argument, NULL, 'J' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *cmd = "report";
-	char err[600];
-	LIBMEMMON_OPTS(memmon_trace_reader_opts, ro, .errbuf = err,
-		       .errbuf_size = sizeof(err));
 	struct memmon_trace_reader *r = NULL;
 	const struct memmon_trace_info *in;
 	struct report rp = { 0 };
 	bool json = false;
 	unsigned long long lost = 0;
 	unsigned int c;
-	size_t i;
+	size_t i, shown;
+	unsigned long top = 0;
+	char *end;
 	long n;
 	int opt, ret = 1;
 
+	rec_filter_init(&rp.f);
+	sort_key = 0;
 	optind = 1;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "p:s:n:h", longopts, NULL)) != -1) {
+		ret = opt == 'p' || opt == REC_FILTER_OPT_TID || opt == REC_FILTER_OPT_TIME ?
+		      rec_filter_option(cmd, &rp.f, opt, optarg) : -1;
+		if (ret >= 0) {
+			if (ret)
+				goto out_filter;
+			continue;
+		}
+		ret = 1;
 		switch (opt) {
 		case 'J':
 			json = true;
 			break;
+		case 's':
+			for (c = 0; c < sizeof(sort_keys) / sizeof(sort_keys[0]); c++)
+				if (!strcmp(optarg, sort_keys[c]))
+					break;
+			if (c == sizeof(sort_keys) / sizeof(sort_keys[0])) {
+				ret = tool_usage_err(cmd, "bad --sort '%s': pid, faults, "
+						     "major, syscalls, time, mapped, "
+						     "leaked or rss", optarg);
+				goto out_filter;
+			}
+			sort_key = c;
+			break;
+		case 'n':
+			errno = 0;
+			top = strtoul(optarg, &end, 10);
+			if (errno || *end || !*optarg || *optarg == '-' || !top) {
+				ret = tool_usage_err(cmd, "bad --top '%s': a number "
+						     "of processes, 1 or more", optarg);
+				goto out_filter;
+			}
+			break;
 		case 'h':
-			printf("usage: memmon report [--json] FILE\n\nPer process: "
-			       "calls, bytes, peak size, faults, fault latency,\n"
-			       "hottest regions, regions still mapped, lost events.\n");
-			return tool_close_stdout(cmd);
+			printf("usage: memmon report [--json] [-p PIDS] [--tid TIDS] "
+			       "[--time START,END]\n"
+			       "                     [-s|--sort KEY] [-n|--top N] FILE\n\n"
+			       "Per process: calls with their latency (count, errors, "
+			       "total, p50, p99, max),\nbytes, peak size, faults, fault "
+			       "latency, hottest regions, leak candidates\n(anonymous "
+			       "and heap memory never released) apart from the file\n"
+			       "mappings still mapped, RSS and anonymous growth, lost "
+			       "events.\n\n"
+			       "  -p, --pid PIDS        these processes only (comma-separated)\n"
+			       "      --tid TIDS        these threads' records only\n"
+			       "      --time START,END  the records of this window only "
+			       "(seconds from the\n"
+			       "                        start, or marker texts; either "
+			       "may be empty)\n"
+			       "  -s, --sort KEY        pid (default), faults, major, "
+			       "syscalls, time,\n"
+			       "                        mapped, leaked, rss: most first\n"
+			       "  -n, --top N           the first N processes only\n"
+			       "      --json            JSON instead of text\n");
+			ret = tool_close_stdout(cmd);
+			goto out_filter;
 		default:
-			return tool_usage_err(cmd, "unknown option '%s'", argv[optind - 1]);
+			ret = tool_usage_err(cmd, "unknown option '%s' (or one "
+					     "missing its argument)", argv[optind - 1]);
+			goto out_filter;
 		}
 	}
-	if (optind != argc - 1)
-		return tool_usage_err(cmd, optind >= argc ? "missing FILE" :
-				      "one FILE only");
+	if (optind != argc - 1) {
+		ret = tool_usage_err(cmd, optind >= argc ? "missing FILE" :
+				     "one FILE only");
+		goto out_filter;
+	}
 	rp.path = argv[optind];
-	r = memmon_trace_reader__open(rp.path, &ro);
-	if (!r)
-		return tool_err(cmd, "%s", err);
+	ret = rec_filter_open(cmd, "reporting", &rp.f, rp.path, &r, &rp.paths);
+	if (ret)
+		goto out_filter;
+	ret = 1;
 	in = memmon_trace_reader__info(r);
 	rp.nr_cpus = in->nr_cpus;
 	rp.rt_off = in->realtime_offset_ns;
 	rp.lost = calloc(in->nr_cpus, sizeof(*rp.lost));
-	rp.paths = memmon_paths__new();
-	if (!rp.lost || !rp.paths) {
+	if (!rp.lost) {
 		tool_err(cmd, "out of memory");
 		goto out;
 	}
-	if (in->truncated)
-		fprintf(stderr, "memmon report: %s: truncated at offset %llu (the "
-			"recording did not finish); reporting what is there\n",
-			rp.path, (unsigned long long)in->truncated_at);
 	/* Read and merged on a thread of its own, modelled on this one. */
 	n = rec_pipe_for_each(r, report_cb, &rp, 0);
 	if (n < 0) {
@@ -792,7 +1108,8 @@ int cmd_report(int argc, char **argv)
 		tool_err(cmd, "%s: %s", rp.path, *msg ? msg : strerror((int)-n));
 		goto out;
 	}
-	qsort(rp.list, rp.nr_procs, sizeof(*rp.list), cmp_proc);
+	qsort(rp.list, rp.nr_procs, sizeof(*rp.list), sort_key ? cmp_proc_key : cmp_proc);
+	shown = top && top < rp.nr_procs ? top : rp.nr_procs;
 	merge_kernel_lost(&rp, memmon_trace_reader__meta(r));
 	for (c = 0; c < rp.nr_cpus; c++)
 		lost += rp.lost[c];
@@ -808,7 +1125,7 @@ int cmd_report(int argc, char **argv)
 			json_array_append_new(l, json_integer((json_int_t)rp.lost[c]));
 		json_object_set_new(o, "lost_per_cpu", l);
 		json_object_set_new(o, "lost", json_integer((json_int_t)lost));
-		for (i = 0; i < rp.nr_procs; i++)
+		for (i = 0; i < shown; i++)
 			json_array_append_new(procs, proc_json(&rp, rp.list[i]));
 		json_object_set_new(o, "processes", procs);
 		json_dumpf(o, stdout, JSON_INDENT(1));
@@ -823,13 +1140,19 @@ int cmd_report(int argc, char **argv)
 			if (rp.lost[c])
 				printf(" cpu%u=%llu", c, (unsigned long long)rp.lost[c]);
 		printf("\n");
-		for (i = 0; i < rp.nr_procs; i++)
+		for (i = 0; i < shown; i++)
 			print_proc(&rp, rp.list[i]);
+		if (shown < rp.nr_procs)
+			printf("\n... %zu more processes (--top %zu)\n",
+			       rp.nr_procs - shown, shown);
 	}
 	ret = tool_close_stdout(cmd);
 out:
 	for (i = 0; i < rp.nr_procs; i++) {
 		region_map_fini(&rp.list[i]->map);
+		lat_set_free(&rp.list[i]->sys_lat);
+		growth_free(&rp.list[i]->rss_g);
+		growth_free(&rp.list[i]->anon_g);
 		free(rp.list[i]->exe);
 		free(rp.list[i]);
 	}
@@ -837,5 +1160,7 @@ out:
 	free(rp.lost);
 	memmon_paths__free(rp.paths);
 	memmon_trace_reader__close(r);
+out_filter:
+	rec_filter_free(&rp.f);
 	return ret;
 }

@@ -13,6 +13,7 @@
 #include "builtin.h"
 #include "rec_filter.h"
 #include "rec_pipe.h"
+#include "trace_summary.h"
 
 struct script_ctx {
 	FILE *out;
@@ -20,6 +21,9 @@ struct script_ctx {
 	struct memmon_format_opts fopts;
 	struct memmon_paths *paths;
 	const struct rec_filter *f;
+	struct ts_state ts;
+	bool records, summary;	/* -c: the summary alone; -C: both */
+	struct sys_summary sum;
 	int werr;		/* the stream's errno of a failed write */
 	struct memmon_rec_header bad;	/* a record the decoder refused */
 };
@@ -31,6 +35,11 @@ static const char script_usage[] =
 "prints them: text, or JSON lines with --json.\n"
 "\n"
 "      --json            one JSON object per record (JSON lines)\n"
+"  -r                    seconds since the previous record, as strace -r\n"
+"      --ts STYLE        timestamps: abs (default), rel (since the first\n"
+"                        record printed), delta, none\n"
+"  -c, --summary-only    only the summary, as strace -c (see memmon trace -c)\n"
+"  -C, --summary         the records and the summary\n"
 "  -o, --output FILE     write there instead of standard output\n";
 
 /*
@@ -48,8 +57,12 @@ static int script_cb(void *vctx, const struct memmon_rec_header *rec)
 	/* PATH records feed the fd<path> decoding; text shows them there. */
 	if (rec->type == MEMMON_REC_PATH && !c->json)
 		return 0;
+	if (c->summary)
+		summary_add(&c->sum, rec);
+	if (!c->records)
+		return 0;
 	ret = c->json ? memmon_rec__fprint_json(c->out, rec, &c->fopts) :
-			memmon_rec__fprint(c->out, rec, &c->fopts);
+			ts_fprint(c->out, rec, &c->fopts, &c->ts);
 	if (ret == -EBADMSG && !ferror(c->out)) {
 		/* a known type, too short for its fields (CRC-valid: written so) */
 		c->bad = *rec;
@@ -71,7 +84,11 @@ int cmd_script(int argc, char **argv)
 		{ "events", required_argument, NULL, 'e' },
 		{ "failed", no_argument, NULL, REC_FILTER_OPT_FAILED },
 		{ "min-duration", required_argument, NULL, REC_FILTER_OPT_MIN_DUR },
+		{ "faults", required_argument, NULL, REC_FILTER_OPT_FAULTS },
 		{ "json", no_argument, NULL, 'J' },
+		{ "ts", required_argument, NULL, 'T' },
+		{ "summary-only", no_argument, NULL, 'c' },
+		{ "summary", no_argument, NULL, 'C' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -85,9 +102,10 @@ int cmd_script(int argc, char **argv)
 	long n;
 
 	rec_filter_init(&f);
+	c.records = true;
 	optind = 1;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, REC_FILTER_SHORTOPTS "o:h",
+	while ((opt = getopt_long(argc, argv, REC_FILTER_SHORTOPTS "o:rcCh",
 				  longopts, NULL)) != -1) {
 		ret = rec_filter_option(cmd, &f, opt, optarg);
 		if (ret >= 0) {
@@ -102,6 +120,22 @@ int cmd_script(int argc, char **argv)
 		case 'o':
 			output = optarg;
 			break;
+		case 'r':
+			c.ts.mode = TS_DELTA;
+			break;
+		case 'T':
+			ret = ts_parse(cmd, optarg, &c.ts.mode);
+			if (ret)
+				goto out_free;
+			break;
+		case 'c':
+			c.summary = true;
+			c.records = false;
+			break;
+		case 'C':
+			c.summary = true;
+			c.records = true;
+			break;
 		case 'h':
 			fputs(script_usage, stdout);
 			fputs(rec_filter_help, stdout);
@@ -112,6 +146,10 @@ int cmd_script(int argc, char **argv)
 					     argv[optind - 1]);
 			goto out_free;
 		}
+	}
+	if (c.summary && c.json) {
+		ret = tool_usage_err(cmd, "-c/-C print a text summary: not with --json");
+		goto out_free;
 	}
 	if (optind != argc - 1) {
 		ret = tool_usage_err(cmd, optind >= argc ? "missing TRACE" :
@@ -150,6 +188,8 @@ int cmd_script(int argc, char **argv)
 		const char *msg = memmon_trace_reader__errmsg(r);
 
 		tool_err(cmd, "%s: %s", path, *msg ? msg : strerror((int)-n));
+	} else if (c.summary && summary_print(c.out, &c.sum) < 0) {
+		tool_err(cmd, "write error: %s", strerror(errno ? errno : EIO));
 	} else {
 		ret = 0;
 	}

@@ -12,7 +12,9 @@
 #include <unistd.h>
 #include <sys/wait.h>
 #include "builtin.h"
+#include "rec_filter.h"
 #include "rec_queue.h"
+#include "trace_summary.h"
 
 #define TRACE_HOLDBACK_NS	(5 * 1000 * 1000)	/* see consume_opts */
 /*
@@ -43,13 +45,20 @@ struct trace_ctx {
 	struct memmon_paths *paths;
 	__u64 show_mask;
 	__u64 show_sys;
+	struct rec_filter f;	/* --failed, --min-duration, --faults */
+	struct ts_state ts;
+	bool records;		/* print the records (not with -c alone) */
+	bool summary;		/* -c, -C */
+	struct sys_summary sum;
 	unsigned long long events;
 	int werr;		/* read by the caller after the join */
 };
 
 static const char trace_usage[] =
 "usage: memmon trace [-p PID[,PID...]] [-G CGROUP] [-f] [-e EVENTS] [-o FILE]\n"
-"                    [--json] [-m RING_SIZE] [--no-loss[=MS]] [-- CMD [ARGS...]]\n"
+"                    [--json] [-m RING_SIZE] [--no-loss[=MS]] [--failed]\n"
+"                    [--min-duration D] [--faults LIST] [-r] [--ts STYLE]\n"
+"                    [-c|-C] [-- CMD [ARGS...]]\n"
 "\n"
 "  -p, --pid PIDS      watch these processes (comma-separated)\n"
 "  -G, --cgroup DIR    watch a cgroup v2's processes, its descendants' and\n"
@@ -59,6 +68,17 @@ static const char trace_usage[] =
 "  -e, --events LIST   what to show (default: all); e.g. faults,mmap,munmap\n"
 "  -o, --output FILE   write there instead of standard output\n"
 "      --json          one JSON object per event (JSON lines)\n"
+"      --failed        failed syscalls and faults only\n"
+"      --min-duration D  syscalls and faults that took at least D (250us)\n"
+"      --faults LIST   faults of these kinds and classes only: major, minor,\n"
+"                      anon, file, shmem, swap, none, other (syscalls pass)\n"
+"  -r                  seconds since the previous event, as strace -r\n"
+"      --ts STYLE      timestamps: abs (wall clock, default), rel (since the\n"
+"                      first event), delta (since the previous), none\n"
+"  -c, --summary-only  only a summary at the end, as strace -c: per syscall\n"
+"                      % time, seconds, usecs/call, calls, errors; faults by\n"
+"                      class, minor and major (of the events the filters keep)\n"
+"  -C, --summary       the events and the summary\n"
 "  -m, --ring-size N   per-CPU ring bytes, a power of two (e.g. 4M)\n"
 "      --no-loss[=MS]  a traced task whose events fill a ring waits for\n"
 "                      room instead of losing them (at most MS, 1000)\n"
@@ -102,9 +122,15 @@ static int format_rec(void *vctx, const struct memmon_rec_header *rec)
 	/* PATH records feed the fd<path> decoding; text shows them there. */
 	if (rec->type == MEMMON_REC_PATH && !c->json)
 		return 0;
+	if (!rec_filter_match(&c->f, rec))
+		return 0;
+	if (c->summary)
+		summary_add(&c->sum, rec);
+	if (!c->records)
+		return 0;
 	c->events++;
 	if ((c->json ? memmon_rec__fprint_json(c->out, rec, &c->fopts) :
-		       memmon_rec__fprint(c->out, rec, &c->fopts)) < 0) {
+		       ts_fprint(c->out, rec, &c->fopts, &c->ts)) < 0) {
 		c->werr = errno;	/* the stream's reason, e.g. EPIPE */
 		return -EIO;
 	}
@@ -251,6 +277,12 @@ int cmd_trace(int argc, char **argv)
 		{ "json", no_argument, NULL, 'J' },
 		{ "no-loss", optional_argument, NULL, 'L' },
 		{ "ring-size", required_argument, NULL, 'm' },
+		{ "failed", no_argument, NULL, REC_FILTER_OPT_FAILED },
+		{ "min-duration", required_argument, NULL, REC_FILTER_OPT_MIN_DUR },
+		{ "faults", required_argument, NULL, REC_FILTER_OPT_FAULTS },
+		{ "ts", required_argument, NULL, 'T' },
+		{ "summary-only", no_argument, NULL, 'c' },
+		{ "summary", no_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -266,10 +298,35 @@ int cmd_trace(int argc, char **argv)
 
 	t.ev_mask = (1ULL << MEMMON_EV__COUNT) - 1;
 	t.ev_syscalls = (1ULL << MEMMON_SYS__COUNT) - 1;
+	rec_filter_init(&c.f);
+	c.records = true;
 	optind = 1;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+p:G:fe:o:m:h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+p:G:fe:o:m:rcCh", longopts, NULL)) != -1) {
 		switch (opt) {
+		case REC_FILTER_OPT_FAILED:
+		case REC_FILTER_OPT_MIN_DUR:
+		case REC_FILTER_OPT_FAULTS:
+			ret = rec_filter_option(cmd, &c.f, opt, optarg);
+			if (ret)
+				goto out_free;
+			break;
+		case 'r':
+			c.ts.mode = TS_DELTA;
+			break;
+		case 'T':
+			ret = ts_parse(cmd, optarg, &c.ts.mode);
+			if (ret)
+				goto out_free;
+			break;
+		case 'c':
+			c.summary = true;
+			c.records = false;
+			break;
+		case 'C':
+			c.summary = true;
+			c.records = true;
+			break;
 		case 'p':
 			ret = target_add_pids(cmd, &t, optarg);
 			if (ret)
@@ -316,6 +373,10 @@ int cmd_trace(int argc, char **argv)
 					     argv[optind - 1]);
 			goto out_free;
 		}
+	}
+	if (c.summary && c.json) {
+		ret = tool_usage_err(cmd, "-c/-C print a text summary: not with --json");
+		goto out_free;
 	}
 	if (optind < argc)
 		t.cmd_argv = &argv[optind];
@@ -429,6 +490,10 @@ int cmd_trace(int argc, char **argv)
 		tool_err(cmd, "reading events: %s", strerror(-n));
 		goto out_report;
 	}
+	if (c.summary && summary_print(c.out, &c.sum) < 0) {
+		tool_err(cmd, "write error: %s", strerror(errno ? errno : EIO));
+		goto out_report;
+	}
 	n = print_end_stats(&c, s);
 	if (n < 0) {
 		tool_err(cmd, "the ring statistics: %s", strerror(-n));
@@ -469,6 +534,7 @@ out_close:
 			ret = 128 + WTERMSIG(status);
 	}
 out_free:
+	rec_filter_free(&c.f);
 	proctab_free(c.pt);
 	target_free(&t);
 	return ret;

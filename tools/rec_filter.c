@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * rec_filter: the record filters of `memmon script` and `memmon export`
+ * rec_filter: the record filters of `memmon script`, `export`, `trace`
+ * and `report`
  * (see rec_filter.h), their option parsers, and --time as a seek.
  */
 #include <errno.h>
@@ -177,6 +178,44 @@ int rec_filter_parse_events(const char *cmd, struct rec_filter *f, const char *a
 	return tool_parse_events(cmd, arg, &f->ev_mask, &f->ev_sys);
 }
 
+int rec_filter_parse_faults(const char *cmd, struct rec_filter *f, const char *arg)
+{
+	static const struct {
+		const char *name;
+		__u32 kind, cls;
+	} words[] = {
+		{ "major", REC_FILTER_FAULT_MAJOR, 0 },
+		{ "minor", REC_FILTER_FAULT_MINOR, 0 },
+		{ "none", 0, 1U << MEMMON_FCLASS_NONE },
+		{ "anon", 0, 1U << MEMMON_FCLASS_ANON },
+		{ "swap", 0, 1U << MEMMON_FCLASS_SWAP },
+		{ "file", 0, 1U << MEMMON_FCLASS_FILE },
+		{ "shmem", 0, 1U << MEMMON_FCLASS_SHMEM },
+		{ "other", 0, 1U << MEMMON_FCLASS_OTHER },
+	};
+	__u32 kinds = 0, classes = 0;
+	const char *p = arg;
+	size_t len, i;
+
+	do {
+		len = strcspn(p, ",");
+		for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+			if (len == strlen(words[i].name) &&
+			    !strncmp(p, words[i].name, len))
+				break;
+		if (i == sizeof(words) / sizeof(words[0]))
+			return tool_usage_err(cmd, "bad --faults '%s': a comma "
+					      "list of major, minor, anon, file, "
+					      "shmem, swap, none, other", arg);
+		kinds |= words[i].kind;
+		classes |= words[i].cls;
+		p += len + 1;
+	} while (p[-1]);
+	f->fault_kinds = kinds;
+	f->fault_classes = classes;
+	return 0;
+}
+
 const char rec_filter_help[] =
 "  -p, --pid PIDS        records of these processes only (comma-separated)\n"
 "      --tid TIDS        records of these threads only\n"
@@ -186,6 +225,9 @@ const char rec_filter_help[] =
 "  -e, --events LIST     what to keep (default: all); e.g. faults,mmap,munmap\n"
 "      --failed          failed syscalls and faults only\n"
 "      --min-duration D  syscalls and faults that took at least D (250us, 2ms)\n"
+"      --faults LIST     faults of these kinds and classes only: major, minor,\n"
+"                        anon, file, shmem, swap, none, other (other records\n"
+"                        pass; add -e faults for faults alone)\n"
 "LOST records are always kept (with --time: those of losses that began\n"
 "before the window ended, written after it began).\n";
 
@@ -206,6 +248,8 @@ int rec_filter_option(const char *cmd, struct rec_filter *f, int opt,
 		return 0;
 	case REC_FILTER_OPT_MIN_DUR:
 		return rec_filter_parse_duration(cmd, arg, &f->min_dur_ns);
+	case REC_FILTER_OPT_FAULTS:
+		return rec_filter_parse_faults(cmd, f, arg);
 	default:
 		return -1;
 	}
@@ -385,6 +429,13 @@ bool rec_filter_match(const struct rec_filter *f,
 	if (sc && sc->sys < 64 && !(f->ev_sys & (1ULL << sc->sys)))
 		return false;
 	ft = memmon_rec__fault(rec);
+	if (ft && f->fault_kinds &&
+	    !(f->fault_kinds & (ft->flags & MEMMON_FAULTF_MAJOR ?
+				REC_FILTER_FAULT_MAJOR : REC_FILTER_FAULT_MINOR)))
+		return false;
+	if (ft && f->fault_classes &&
+	    (ft->fclass >= 32 || !(f->fault_classes & (1U << ft->fclass))))
+		return false;
 	if (f->failed) {
 		if (sc)
 			return sc->ret < 0 && sc->ret >= -4095 &&

@@ -34,7 +34,17 @@ struct rec_filter {
 	__u64 ev_sys;		/* 1 << MEMMON_SYS_* shown */
 	bool failed;		/* failed syscalls and faults only */
 	__u64 min_dur_ns;	/* > 0: syscalls and faults this long only */
+	/*
+	 * --faults: a fault passes when it is of a kind listed (major,
+	 * minor; none listed: any) and of a class listed (none: any).
+	 * Other records are not filtered by it.
+	 */
+	__u32 fault_kinds;	/* REC_FILTER_FAULT_MAJOR | _MINOR, or 0 */
+	__u32 fault_classes;	/* 1 << MEMMON_FCLASS_*, or 0 */
 };
+
+#define REC_FILTER_FAULT_MAJOR	(1U << 0)
+#define REC_FILTER_FAULT_MINOR	(1U << 1)
 
 /* Everything passes; the defaults before the options. */
 void rec_filter_init(struct rec_filter *f);
@@ -50,6 +60,10 @@ int rec_filter_parse_ids(const char *cmd, const char *arg, pid_t **ids, int *nr)
 int rec_filter_parse_time(const char *cmd, struct rec_filter *f, const char *arg);
 int rec_filter_parse_duration(const char *cmd, const char *arg, __u64 *ns);
 int rec_filter_parse_events(const char *cmd, struct rec_filter *f, const char *arg);
+/* faults: "major,anon": kinds (major, minor) and classes (anon, swap, file,
+ * shmem, none, other), comma-separated; replaces an earlier list.
+ */
+int rec_filter_parse_faults(const char *cmd, struct rec_filter *f, const char *arg);
 
 /*
  * Turn the window into absolute times (marker names take a pass over the
@@ -64,7 +78,7 @@ int rec_filter_resolve(const char *cmd, struct rec_filter *f,
 
 /*
  * The filter options, shared by the commands: -p/--pid, --tid, --time,
- * -e/--events, --failed, --min-duration (each command lists them in its
+ * -e/--events, --failed, --min-duration, --faults (each command lists them in its
  * getopt_long() table with these values). rec_filter_option() returns 0,
  * an exit code after a message, or -1 if opt is none of them.
  */
@@ -74,6 +88,7 @@ enum {
 	REC_FILTER_OPT_TIME,
 	REC_FILTER_OPT_FAILED,
 	REC_FILTER_OPT_MIN_DUR,
+	REC_FILTER_OPT_FAULTS,
 };
 
 int rec_filter_option(const char *cmd, struct rec_filter *f, int opt,

@@ -40,6 +40,13 @@ struct region {
 	__u32 flags;		/* mmap flags; 0 for brk */
 	bool file;
 	bool heap;		/* grown by brk */
+	bool image;		/* anonymous, MAP_FIXED over a file mapping:
+				 * part of that file's image (a library's
+				 * .bss); dev/ino are the file's
+				 */
+	bool startup;		/* anonymous, mapped while the loader ran
+				 * (see report_leaks.h)
+				 */
 	__u64 dev, ino;
 	__u64 mapped_ns;
 	__u64 faults;
