@@ -50,7 +50,9 @@
  * back from delivered), so produced == delivered + lost still holds with
  * "delivered" meaning "read, or still readable": events below consumer_pos
  * (the consumer's own word, trusted only for its own counts) are passed
- * without a loss. Only the outermost writer moves
+ * without a loss; an unread LOST record it passes adds its count to
+ * overwritten, so that lost == overwritten + the counts of the LOST records
+ * in the stream + lost_pending. Only the outermost writer moves
  * tail (a nested writer that finds no room drops, as above), so tail and
  * its mirror have one writer at a time. The mirror page->tail_pos is
  * stored before tail itself, with [F] between it and any store into the
@@ -350,11 +352,16 @@ static __always_inline bool __memmon_ring_room(struct memmon_ring *r, u64 pub,
 		if (unlikely(len < sizeof(*h) || len % MEMMON_REC_ALIGN ||
 			     len > pub - tail))
 			return false;
-		if (tail >= cons && READ_ONCE(h->type) != MEMMON_REC_LOST) {
+		if (tail < cons) {
+			/* Read already: neither lost nor unreported. */
+		} else if (READ_ONCE(h->type) != MEMMON_REC_LOST) {
 			local_dec(&r->delivered);
 			local_inc(&r->lost);
 			local_sub(len, &r->bytes);
 			r->overwritten++;
+		} else {
+			/* Counted lost when dropped; now its report is gone. */
+			r->overwritten += READ_ONCE(((const struct memmon_rec_lost *)h)->count);
 		}
 		tail += len;
 	} while (head - tail > r->size - need);

@@ -433,7 +433,10 @@ struct memmon_ring_page {
 				 */
 	/* ABI 1.3, MEMMON_FULL_OVERWRITE only (zero otherwise) */
 	__u64 tail_pos;		/* out: the oldest record kept; [F]/[G] */
-	__u64 overwritten;	/* out: events overwritten (in stats.lost) */
+	__u64 overwritten;	/* out: events lost whose record, or whose
+				 *      LOST record, was written over (part of
+				 *      stats.lost, in no LOST record)
+				 */
 };
 
 /*
