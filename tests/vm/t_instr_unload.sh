@@ -3,7 +3,7 @@
 # The unload hazard: memmon.ko is removed while watched tasks sleep inside
 # hooked functions (munmap/mmap/mlock on a held mmap_lock, fsync, page
 # faults, a GUP fault), entered while the hooks were attached; the kernel
-# must not notice (the runner fails on any WARNING/BUG/Oops). Two cases:
+# must not notice (the runner fails on any WARNING/BUG/Oops). Three cases:
 #
 #  1. hook_fault_direct=0: every hook is a kretprobe, whose return goes
 #     through kernel text; rmmod must not wait for the sleepers, and they
@@ -22,28 +22,26 @@
 #     finish once they have returned.
 #
 # The slow device: ext4 on dm-delay over a loop device over a file in /tmp.
-# It is made with no delay, the files are written and dropped from the page
-# cache, then the table is reloaded with DELAY_MS on reads and writes.
+# It is made with no delay and the files are written and dropped from the
+# page cache; for each case the table is reloaded with a delay longer than
+# any run (hold), so the tasks sleep exactly as long as the case needs, and
+# once w_unload has checked them after rmmod the delay-free table is loaded
+# again (release): dm-delay's presuspend issues every held bio at once.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/vm/instr.sh
 
-# The sleeps must outlast rmmod and the checks after it: 10 s on the stock
-# kernel; on the debug kernel (KASAN, lockdep) detaching the hooks alone
-# takes tens of seconds under TCG, and 10 s was seen to run out there.
-# With 60 s a task waits on several delayed I/Os in a row, past the
-# debug kernel's hung-task warning (120 s), which fails the run: that
-# detector is for real hangs, not for a test's deliberately slow disk, so
-# it gets 600 s for this test and its old value back afterwards.
-DELAY_MS=10000
+# The tasks sleep while rmmod and the checks after it run: on the debug
+# kernel (KASAN, lockdep) detaching the hooks alone takes tens of seconds
+# under TCG. The hung-task detector (120 s) is for real hangs, not for a
+# test's deliberately held disk: it gets 600 s for this test and its old
+# value back afterwards.
+HOLD_MS=3600000
 hung=/proc/sys/kernel/hung_task_timeout_secs
 hung_was=
-if [ -e /sys/kernel/debug/kmemleak ]; then
-	DELAY_MS=60000
-	if [ -w $hung ]; then
-		hung_was=$(cat $hung)
-		echo 600 >$hung
-	fi
+if [ -w $hung ]; then
+	hung_was=$(cat $hung)
+	echo 600 >$hung
 fi
 n=0
 # The test VM always has these (modules of the stock kernel, built into
@@ -58,12 +56,17 @@ work=$(mktemp -d /tmp/memmon-unload.XXXXXX)
 loopdev=
 sectors=0
 dm=memmon-slow-$$
-# table DELAY_MS: dm-delay over the loop device, reads and writes delayed.
+# table MS: dm-delay over the loop device, reads and writes delayed by MS.
 table() { echo "0 $sectors delay $loopdev 0 $1 $loopdev 0 $1"; }
+# delay MS: load that table. No freeze of the filesystem (--nolockfs): its
+# sync would wait on held bios; the suspend issues those (presuspend).
+delay() {
+	table "$1" | dmsetup load "$dm" && dmsetup suspend --nolockfs "$dm" &&
+		dmsetup resume "$dm"
+}
 cleanup() {
 	grep -q '^memmon ' /proc/modules && rmmod memmon
-	table 0 | dmsetup load "$dm" 2>/dev/null && dmsetup suspend "$dm" &&
-		dmsetup resume "$dm"
+	delay 0 2>/dev/null
 	mountpoint -q "$work/mnt" && umount "$work/mnt"
 	dmsetup remove "$dm" 2>/dev/null
 	[ -n "$loopdev" ] && losetup -d "$loopdev"
@@ -90,16 +93,16 @@ sync
 # Data out of the page cache, metadata back in: only the data I/O is slow.
 echo 3 >/proc/sys/vm/drop_caches
 stat "$work/mnt"/* >/dev/null
-table $DELAY_MS | dmsetup load "$dm" && dmsetup suspend "$dm" &&
-	dmsetup resume "$dm" || skip "cannot reload the dm-delay table"
+delay $HOLD_MS || skip "cannot reload the dm-delay table"
 
 mkfifo "$work/ready" "$work/go"
 
-# Cold data again (the last case read it), the delay still on.
+# Cold data again (the last case read it), then the disk held again.
 recool() {
 	sync
 	echo 3 >/proc/sys/vm/drop_caches
 	stat "$work/mnt"/* >/dev/null
+	delay $HOLD_MS
 }
 
 # unload_case MODE INSMOD-ARGS...: MODE free (rmmod must succeed at once),
@@ -171,6 +174,16 @@ unload_case() {
 		fi
 	fi
 	echo go >"$work/go"
+	# w_unload checks that the tasks still sleep, then says "checked";
+	# the disk is released in any case, so that nothing stays held.
+	read -r -t 600 line <>"$work/ready"
+	n=$((n + 1))
+	if [ "$line" = checked ]; then
+		echo "ok $n - w_unload checked the sleepers after rmmod"
+	else
+		echo "not ok $n - w_unload checked the sleepers after rmmod ('$line')"
+	fi
+	delay 0
 	wait $w
 	[ "$mode" = free ] && return
 	if [ "$mode" = exit ]; then

@@ -2,8 +2,9 @@
 /*
  * The unload hazard: tasks sleeping inside hooked functions while the hooks
  * go away and memmon.ko is removed. Run by t_instr_unload.sh, which gives
- * DIR on a device that delays every I/O by seconds (dm-delay) and removes
- * the module between our "ready" and its "go".
+ * DIR on a device that holds every I/O (dm-delay), removes the module
+ * between our "ready" and its "go", and releases the I/O once we have said
+ * "checked" after "go".
  *
  *   w_unload DIR READY_FIFO GO_FIFO
  *
@@ -286,6 +287,10 @@ int main(int argc, char **argv)
 	for (i = 0; i < (int)(sizeof(expects) / sizeof(expects[0])); i++)
 		VT_OK(asleep_in(pid[expects[i].child], expects[i].nr),
 		      "still so after rmmod: %s", expects[i].what);
+	/* The script releases the held I/O now. */
+	f = fopen(argv[2], "w");
+	if (!f || fputs("checked\n", f) == EOF || fclose(f))
+		return 1;
 	for (i = 0; i < 3; i++) {
 		VT_OK(waitpid(pid[i], &status, 0) == pid[i] && WIFEXITED(status) &&
 		      WEXITSTATUS(status) == 0,
