@@ -62,6 +62,10 @@ struct rec {
 	char stop_reason[64];
 	long long started, ended;	/* realtime seconds */
 	struct rec_stats st;
+	/* GET /recordings' progress fields, reused while fresh (see list) */
+	json_t *cache;
+	__u64 cache_size;
+	long long cache_at;	/* CLOCK_MONOTONIC seconds */
 	struct rec *next;
 };
 

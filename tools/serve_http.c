@@ -472,6 +472,9 @@ static enum MHD_Result route(struct serve *sv, struct MHD_Connection *c,
 	json_t *req, *o;
 	int st;
 
+	/* No segment starts with a dot: neither names nor actions do. */
+	if (strstr(url, "/."))
+		return reply_err(c, MHD_HTTP_BAD_REQUEST, "bad path");
 	if (!strcmp(url, "/metrics")) {
 		char *text;
 

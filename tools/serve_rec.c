@@ -80,6 +80,7 @@ static void rec_remove(struct serve *sv, struct rec *r)
 			break;
 		}
 	serve_rec_stats_free(&r->st);
+	json_decref(r->cache);
 	free(r);
 }
 
@@ -657,6 +658,16 @@ int serve_rec_read_stats(const char *path, struct rec_stats *st)
 	return n < 0 ? (int)n : 0;
 }
 
+#define STATS_TTL_S	2
+
+static long long mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec;
+}
+
 static const char *state_name(enum rec_state s)
 {
 	switch (s) {
@@ -726,34 +737,66 @@ json_t *serve_rec_list(struct serve *sv)
 	}
 	pthread_mutex_unlock(&sv->lock);
 
-	/* The files are read without the lock: a pass may take a while. */
+	/*
+	 * The files are read without the lock: a pass over a big file takes a
+	 * while. Its result is kept per recording and reused while the file
+	 * has not changed, or for a running one during STATS_TTL_S, so that
+	 * clients polling the list cost at most one pass per recording per
+	 * STATS_TTL_S.
+	 */
 	for (i = 0; i < json_array_size(arr); i++) {
-		json_t *o = json_array_get(arr, i), *d, *l, *e;
+		json_t *o = json_array_get(arr, i), *d, *l, *e, *p = NULL;
 		const char *name = json_string_value(json_object_get(o, "name"));
+		bool running = !strcmp(json_string_value(json_object_get(o, "state")),
+				       "running");
 		char path[4200];
 		struct rec_stats st;
+		struct stat sb;
 		unsigned int c;
+		long long now = mono_s();
 
 		serve_rec_path(sv, name, 0, path, sizeof(path));
 		if (!strcmp(json_string_value(json_object_get(o, "state")), "failed") &&
 		    (e = log_tail(sv, name)))
 			json_object_set_new(o, "error", e);
-		if (serve_rec_read_stats(path, &st) && !st.delivered) {
-			json_object_set_new(o, "bytes", json_integer((json_int_t)st.size));
-			continue;
+		if (stat(path, &sb))
+			sb.st_size = 0;
+		pthread_mutex_lock(&sv->lock);
+		r = serve_rec_find(sv, name);
+		if (r && r->cache && (running ? now - r->cache_at < STATS_TTL_S :
+				      r->cache_size == (__u64)sb.st_size))
+			p = json_deep_copy(r->cache);
+		pthread_mutex_unlock(&sv->lock);
+		if (!p) {
+			p = json_object();
+			if (serve_rec_read_stats(path, &st) && !st.delivered) {
+				json_object_set_new(p, "bytes", json_integer((json_int_t)sb.st_size));
+			} else {
+				d = json_array();
+				l = json_array();
+				for (c = 0; c < st.nr_cpus; c++) {
+					json_array_append_new(d, json_integer((json_int_t)st.delivered[c]));
+					json_array_append_new(l, json_integer((json_int_t)st.lost[c]));
+				}
+				json_object_set_new(p, "bytes", json_integer((json_int_t)st.size));
+				json_object_set_new(p, "events", json_integer((json_int_t)st.events));
+				json_object_set_new(p, "events_per_cpu", d);
+				json_object_set_new(p, "lost_per_cpu", l);
+				json_object_set_new(p, "complete", json_boolean(!st.truncated));
+				serve_rec_stats_free(&st);
+			}
+			pthread_mutex_lock(&sv->lock);
+			r = serve_rec_find(sv, name);
+			if (r) {
+				json_decref(r->cache);
+				r->cache = json_deep_copy(p);
+				r->cache_size = st.size;
+				r->cache_at = now;
+			}
+			pthread_mutex_unlock(&sv->lock);
 		}
-		d = json_array();
-		l = json_array();
-		for (c = 0; c < st.nr_cpus; c++) {
-			json_array_append_new(d, json_integer((json_int_t)st.delivered[c]));
-			json_array_append_new(l, json_integer((json_int_t)st.lost[c]));
-		}
-		json_object_set_new(o, "bytes", json_integer((json_int_t)st.size));
-		json_object_set_new(o, "events", json_integer((json_int_t)st.events));
-		json_object_set_new(o, "events_per_cpu", d);
-		json_object_set_new(o, "lost_per_cpu", l);
-		json_object_set_new(o, "complete", json_boolean(!st.truncated));
-		serve_rec_stats_free(&st);
+		json_object_update(o, p);
+		json_decref(p);
 	}
 	return arr;
 }
