@@ -240,7 +240,8 @@ for i in 2 3 4 5; do
 	t "SIGTERM: r$i's file is complete" code 0 "$M" report "$D/r$i.memmon"
 	t "SIGTERM: r$i not truncated" test ! -s "$tmp/err"
 done
-t "no recording outlives the server" bash -c "! pgrep -f '$M record'"
+norec() { ! pgrep -f "$M record -o $D/"; }
+t "no recording outlives the server" norec
 
 # restart: the old recordings are listed
 t "the server restarts" up
