@@ -77,9 +77,9 @@ field() { # field NAME KEY: from GET /recordings
 for r in json.load(sys.stdin):
     if r["name"] == sys.argv[1]: print(r.get(sys.argv[2], ""))' "$1" "$2"
 }
-until_field() { # until_field NAME KEY VALUE|'>0': poll (~1 min at most)
-	local v
-	for _ in $(seq 300); do
+until_field() { # until_field NAME KEY VALUE|'>0': poll (1 min at most)
+	local v end=$((SECONDS + 60))
+	while [ $SECONDS -lt $end ]; do
 		v=$(field "$1" "$2")
 		case $3 in
 		'>0') [ -n "$v" ] && [ "$v" -gt 0 ] 2>/dev/null && return 0 ;;
@@ -196,11 +196,22 @@ t "the stalled upload is closed by the idle time-out" has "$tmp/stall" closed
 kill $slow 2>/dev/null
 wait $slow 2>/dev/null
 
-# 4 recordings at most; finished ones do not count
+# a recording that cannot start its session: failed, the reason listed
+t "start big (rings past the user's locked-memory limit)" is "$(st -d '{"name":"big","ring_size":"128M","cmd":["true"]}' \
+	"$U/recordings")" 201
+t "big: failed" until_field big state failed
+t "big: the reason is listed" has <(field big error) RLIMIT_MEMLOCK
+t "remote list shows why big failed" code 0 R list
+t "remote list: big's reason" has "$tmp/out" '^ *error: .*RLIMIT_MEMLOCK'
+t "delete big" code 0 R delete big
+
+# 4 recordings at most; finished ones do not count. Small rings: four
+# sessions' default rings would pass the per-user limit of locked memory
+# (RLIMIT_MEMLOCK), which the server, its capabilities dropped, is held to.
 t "start q1 (exits at once)" is "$(st -d '{"name":"q1","cmd":["true"]}' "$U/recordings")" 201
 t "q1 finishes" until_field q1 state finished
 for i in 2 3 4 5; do
-	t "start r$i" is "$(st -d "{\"name\":\"r$i\",\"cmd\":[\"sh\",\"-c\",\"$(waitcmd $i)\"]}" \
+	t "start r$i" is "$(st -d "{\"name\":\"r$i\",\"ring_size\":\"64K\",\"cmd\":[\"sh\",\"-c\",\"$(waitcmd $i)\"]}" \
 		"$U/recordings")" 201
 done
 t "a 5th running recording: 429" is "$(st -d '{"name":"r6","cmd":["true"]}' "$U/recordings")" 429 ||
