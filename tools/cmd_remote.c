@@ -20,7 +20,7 @@
 static const char remote_usage[] =
 "usage: memmon remote [options] HOST[:PORT] COMMAND [ARGS]\n"
 "\n"
-"  start [--name NAME] [-p PID[,PID]] [-f] [-e EVENTS] [-m RING] [-z]\n"
+"  start [--name NAME] [-p PID[,PID]] [-G CGROUP] [-f] [-e EVENTS] [-m RING] [-z]\n"
 "        [--max-size SIZE [--rotate N]] [--duration SEC] [--until-mark TEXT]\n"
 "        [-- CMD [ARGS]]        start a recording; prints its name\n"
 "  list [--json]                recordings with their progress\n"
@@ -273,6 +273,7 @@ static int do_start(struct remote *rm, int argc, char **argv)
 	static const struct option opts[] = {
 		{ "name", required_argument, NULL, 'n' },
 		{ "pid", required_argument, NULL, 'p' },
+		{ "cgroup", required_argument, NULL, 'G' },
 		{ "follow", no_argument, NULL, 'f' },
 		{ "events", required_argument, NULL, 'e' },
 		{ "ring-size", required_argument, NULL, 'm' },
@@ -291,15 +292,16 @@ static int do_start(struct remote *rm, int argc, char **argv)
 
 	optind = 1;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+n:p:fe:m:z", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+n:p:G:fe:m:z", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'n':
 			json_object_set_new(req, "name", json_string(optarg));
 			break;
 		case 'p':
 			o = json_array();
-			for (tok = strtok_r(optarg, ",", &save); tok;
-			     tok = strtok_r(NULL, ",", &save)) {
+			/* what pidof prints, too: blanks or commas */
+			for (tok = strtok_r(optarg, ", \t\n", &save); tok;
+			     tok = strtok_r(NULL, ", \t\n", &save)) {
 				v = strtol(tok, &end, 10);
 				if (*end || v <= 0) {
 					json_decref(o);
@@ -309,6 +311,9 @@ static int do_start(struct remote *rm, int argc, char **argv)
 				json_array_append_new(o, json_integer(v));
 			}
 			json_object_set_new(req, "pids", o);
+			break;
+		case 'G':
+			json_object_set_new(req, "cgroup", json_string(optarg));
 			break;
 		case 'f':
 			json_object_set_new(req, "follow", json_true());

@@ -227,9 +227,6 @@ char **serve_rec_argv(struct serve *sv, json_t *req, const char *path,
 		if (!*k)
 			BAD(400, "unknown field '%s'", key);
 	}
-	if (json_object_get(req, "cgroup"))
-		BAD(422, "targets by cgroup path are not supported: memmon watches "
-		    "processes (give \"pids\" or \"cmd\")");
 	if (add_arg(argv, &n, "%s", sv->cfg.exe) || add_arg(argv, &n, "record") ||
 	    add_arg(argv, &n, "-o") || add_arg(argv, &n, "%s", path))
 		BAD(500, "out of memory");
@@ -250,8 +247,23 @@ char **serve_rec_argv(struct serve *sv, json_t *req, const char *path,
 		if (add_arg(argv, &n, "-p") || add_arg(argv, &n, "%s", list))
 			BAD(500, "out of memory");
 	}
-	if (!pids && !cmd)
-		BAD(400, "nothing to record: give \"pids\" or \"cmd\"");
+	v = json_object_get(req, "cgroup");
+	if (v) {
+		const char *cg = json_string_value(v);
+
+		/* A cgroup v2 directory by its path under the hierarchy's
+		 * root (absolute, or relative to /sys/fs/cgroup): nothing
+		 * that climbs out of it.
+		 */
+		if (!cg || !*cg || strlen(cg) > 512 || strstr(cg, "..") ||
+		    (cg[0] == '/' && strncmp(cg, "/sys/fs/cgroup/", 15)))
+			BAD(400, "\"cgroup\" must be a path under /sys/fs/cgroup, "
+			    "without \"..\"");
+		if (add_arg(argv, &n, "-G") || add_arg(argv, &n, "%s", cg))
+			BAD(500, "out of memory");
+	}
+	if (!pids && !cmd && !v)
+		BAD(400, "nothing to record: give \"pids\", \"cgroup\" or \"cmd\"");
 	v = json_object_get(req, "follow");
 	if (v && !json_is_boolean(v))
 		BAD(400, "\"follow\" must be true or false");

@@ -139,7 +139,11 @@ static void test_start_requests(void **state)
 {
 	static const struct { const char *json; int status; const char *msg; } t[] = {
 		{ "{}", 400, "nothing to record" },
-		{ "{\"cgroup\":\"/sys/fs/cgroup/x\"}", 422, "not supported" },
+		{ "{\"cgroup\":\"../x\"}", 400, "cgroup" },
+		{ "{\"cgroup\":\"/sys/fs/cgroup/a/../../x\"}", 400, "cgroup" },
+		{ "{\"cgroup\":\"/etc\"}", 400, "cgroup" },
+		{ "{\"cgroup\":\"\"}", 400, "cgroup" },
+		{ "{\"cgroup\":7}", 400, "cgroup" },
 		{ "{\"pids\":[]}", 400, "pids" },
 		{ "{\"pids\":[-1]}", 400, "positive" },
 		{ "{\"pids\":\"12\"}", 400, "pids" },
@@ -195,6 +199,19 @@ static void test_start_argv(void **state)
 	assert_string_equal(line, "/bin/memmon|record|-o|/tmp/x.memmon|-p|12,34|-f|-e|"
 			    "faults,mmap|-m|1M|--max-size=64M|--rotate=3|--duration=5|"
 			    "--until-mark=done|--|sh|-c|exit 0");
+
+	req = json_loads("{\"cgroup\":\"system.slice/x.service\"}", 0, NULL);
+	argv = serve_rec_argv(&sv, req, "/tmp/x.memmon", &st, err, sizeof(err));
+	json_decref(req);
+	assert_non_null(argv);
+	line[0] = 0;
+	for (i = 0; argv[i]; i++) {
+		strcat(line, i ? "|" : "");
+		strcat(line, argv[i]);
+		free(argv[i]);
+	}
+	free(argv);
+	assert_string_equal(line, "/bin/memmon|record|-o|/tmp/x.memmon|-G|system.slice/x.service");
 }
 
 static void test_base_url(void **state)

@@ -119,8 +119,26 @@ head -c 200000 /dev/zero | tr '\0' ' ' >"$tmp/big"
 t "oversized body: 413" is "$(st --data-binary @"$tmp/big" "$U/recordings")" 413
 t "oversized chunked body: 413" is "$(st -H 'Transfer-Encoding: chunked' \
 	--data-binary @"$tmp/big" "$U/recordings")" 413
-t "a cgroup target: 422" is "$(st -d '{"cgroup":"/sys/fs/cgroup/x"}' "$U/recordings")" 422
+t "a cgroup outside /sys/fs/cgroup: 400" is "$(st -d '{"cgroup":"/etc"}' "$U/recordings")" 400
+t "a cgroup climbing out: 400" is "$(st -d '{"cgroup":"a/../../../etc"}' "$U/recordings")" 400
 t "the server still answers" is "$(st "$U/recordings")" 200
+
+# a cgroup target: its member's marks are recorded
+grep -q '^cgroup2 /sys/fs/cgroup ' /proc/mounts ||
+	mount -t cgroup2 none /sys/fs/cgroup
+CGN=memmon-t-serve-$$
+mkdir -p "/sys/fs/cgroup/$CGN"
+sh -c 'echo $$ >"$1/cgroup.procs" && while [ ! -e "$2" ]; do "$3" mark member; sleep 0.2; done' \
+	member "/sys/fs/cgroup/$CGN" "$tmp/stop-8" "$M" &
+cgm=$!
+t "remote start -G" code 0 R start --name cg -m 64K -G "$CGN"
+t "cg: events recorded" until_field cg events '>0'
+t "remote stop cg" code 0 R stop cg
+touch "$tmp/stop-8"
+wait $cgm
+t "cg: the member's marks are in the file" sh -c "'$M' script '$D/cg.memmon' | grep -q 'mark \"member\"'"
+rmdir "/sys/fs/cgroup/$CGN"
+t "remote delete cg" code 0 R delete cg
 
 # round trip
 t "remote start" code 0 R start --name r1 -- sh -c "$(waitcmd 1)"
