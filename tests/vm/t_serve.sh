@@ -218,7 +218,8 @@ wait $slow 2>/dev/null
 t "start big (rings past the user's locked-memory limit)" is "$(st -d '{"name":"big","ring_size":"128M","cmd":["true"]}' \
 	"$U/recordings")" 201
 t "big: failed" until_field big state failed
-t "big: the reason is listed" has <(field big error) RLIMIT_MEMLOCK
+field big error >"$tmp/big.error"
+t "big: the reason is listed" has "$tmp/big.error" RLIMIT_MEMLOCK
 t "remote list shows why big failed" code 0 R list
 t "remote list: big's reason" has "$tmp/out" '^ *error: .*RLIMIT_MEMLOCK'
 t "delete big" code 0 R delete big
