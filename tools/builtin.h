@@ -25,6 +25,8 @@ int cmd_script(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_timeline(int argc, char **argv);
 int cmd_top(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
+int cmd_remote(int argc, char **argv);
 
 /* The whole program, without main() so that the unit tests can run it. */
 int tool_main(int argc, char **argv);

@@ -148,12 +148,15 @@ struct record {
 };
 
 static const char record_usage[] =
-"usage: memmon record [-p PID[,PID...]] [-f] [-e EVENTS] [-m RING_SIZE]\n"
+"usage: memmon record [-p PID[,PID...]] [-G CGROUP] [-f] [-e EVENTS] [-m RING_SIZE]\n"
 "                     [-o FILE] [-z] [--no-loss[=MS]] [--duration TIME]\n"
 "                     [--until-mark TEXT] [--max-size SIZE [--rotate N]]\n"
 "                     [-- CMD [ARGS...]]\n"
 "\n"
 "  -p, --pid PIDS      watch these processes (comma-separated)\n"
+"  -G, --cgroup DIR    record a cgroup v2's processes, its descendants' and\n"
+"                      those that join later, with their children (DIR\n"
+"                      absolute or under /sys/fs/cgroup); runs until stopped\n"
 "  -f, --follow        follow children (fork/clone), recursively\n"
 "  -e, --events LIST   what to record (default: all)\n"
 "  -m, --ring-size N   per-CPU ring bytes, a power of two (e.g. 4M)\n"
@@ -758,6 +761,8 @@ static char *start_meta(struct target *t, int argc, char **argv, __u64 ring_size
 	json_object_set_new(m, "memmon_argv", a);
 	json_object_set_new(m, "pids", p);
 	json_object_set_new(m, "follow_children", json_boolean(t->follow));
+	if (t->cgroup)
+		json_object_set_new(m, "cgroup", json_string(t->cgroup));
 	if (!uname(&u)) {
 		json_object_set_new(m, "kernel_release", json_string(u.release));
 		json_object_set_new(m, "hostname", json_string(u.nodename));
@@ -922,6 +927,7 @@ int cmd_record(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "follow", no_argument, NULL, 'f' },
+		{ "cgroup", required_argument, NULL, 'G' },
 		{ "events", required_argument, NULL, 'e' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "ring-size", required_argument, NULL, 'm' },
@@ -956,10 +962,15 @@ int cmd_record(int argc, char **argv)
 	t.ev_syscalls = (1ULL << MEMMON_SYS__COUNT) - 1;
 	optind = 1;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+p:fe:o:m:zh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+p:G:fe:o:m:zh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
 			ret = target_add_pids(cmd, &t, optarg);
+			if (ret)
+				goto out_target;
+			break;
+		case 'G':
+			ret = target_add_cgroup(cmd, &t, optarg);
 			if (ret)
 				goto out_target;
 			break;
@@ -1039,8 +1050,8 @@ int cmd_record(int argc, char **argv)
 	}
 	if (optind < argc)
 		t.cmd_argv = &argv[optind];
-	if (!t.cmd_argv && !t.nr_pids) {
-		ret = tool_usage_err(cmd, "nothing to record: give -p PID or -- CMD");
+	if (!t.cmd_argv && !t.nr_pids && !t.cgroup) {
+		ret = tool_usage_err(cmd, "nothing to record: give -p PID, -G CGROUP or -- CMD");
 		goto out_target;
 	}
 	if (r.overwrite && r.until_mark) {
@@ -1132,6 +1143,8 @@ int cmd_record(int argc, char **argv)
 		proctab_add(r.pt, t.child);
 	for (c = 0; c < (unsigned int)t.nr_pids; c++)
 		proctab_add(r.pt, t.pids[c]);
+	if (target_rescan(cmd, &t, r.s, r.pt))
+		goto out_disable;
 
 	/* Threads: signals go to the main thread only. */
 	cds_wfcq_init(&r.qhead, &r.qtail);
@@ -1201,9 +1214,17 @@ int cmd_record(int argc, char **argv)
 			last_reap = time(NULL);
 			proctab_reap_gone(r.pt, child_done ? 0 : t.child);
 		}
-		if (proctab_live(r.pt) == 0 || uatomic_read(&r.writer_err) ||
-		    uatomic_read(&r.reader_failed))
+		if (uatomic_read(&r.writer_err) || uatomic_read(&r.reader_failed))
 			break;
+		/* A cgroup's newcomers, at the loop's pace; it may be empty. */
+		if (t.cgroup) {
+			if (target_rescan(cmd, &t, r.s, r.pt)) {
+				err = 1;
+				break;
+			}
+		} else if (proctab_live(r.pt) == 0) {
+			break;
+		}
 	}
 	/*
 	 * Stop the producers (DISABLE also writes each CPU's pending loss

@@ -24,6 +24,8 @@ static const struct cmd_struct commands[] = {
 	{ "top",    cmd_top,    "a live view of fault and syscall rates per process" },
 	{ "mark",   cmd_mark,   "put a text marker into the sessions watching us" },
 	{ "info",   cmd_info,   "show the kernel module's ABI, features and limits" },
+	{ "serve",  cmd_serve,  "record on this host for memmon remote clients (HTTP)" },
+	{ "remote", cmd_remote, "start, list, stop and fetch recordings of a memmon serve" },
 };
 
 /*

@@ -34,7 +34,10 @@ TOOLS_CFLAGS	:= $(filter-out -std=%,$(USER_CFLAGS)) -std=gnu11 -D_GNU_SOURCE \
 # memmon top's screen: ncursesw where pkg-config knows it (Debian's
 # libncurses-dev), else plain -lncurses.
 CURSES_LIBS	:= $(or $(shell pkg-config --libs ncursesw 2>/dev/null),-lncurses)
-TOOLS_LIBS	:= -lurcu-cds -lurcu -lurcu-common -lpthread $(CURSES_LIBS)
+# memmon serve / remote: libmicrohttpd, libcurl, GnuTLS (digests).
+SERVE_LIBS	:= $(shell pkg-config --libs libmicrohttpd libcurl gnutls 2>/dev/null || \
+		     echo -lmicrohttpd -lcurl -lgnutls)
+TOOLS_LIBS	:= -lurcu-cds -lurcu -lurcu-common -lpthread $(CURSES_LIBS) $(SERVE_LIBS)
 
 .PHONY: tools tools-install tools-uninstall
 
@@ -68,9 +71,13 @@ tools-install: tools
 	install -D -m 0755 $(TOOLS_BIN) $(DESTDIR)$(PREFIX)/bin/memmon
 	$(if $(wildcard docs/man/memmon.1),install -D -m 0644 docs/man/memmon.1 \
 		$(DESTDIR)$(PREFIX)/share/man/man1/memmon.1)
+	sed 's|@BINDIR@|$(PREFIX)/bin|' dist/memmon-serve.service >$(B)/memmon-serve.service
+	install -D -m 0644 $(B)/memmon-serve.service \
+		$(DESTDIR)$(PREFIX)/lib/systemd/system/memmon-serve.service
 
 tools-uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/bin/memmon $(DESTDIR)$(PREFIX)/share/man/man1/memmon.1
+	rm -f $(DESTDIR)$(PREFIX)/bin/memmon $(DESTDIR)$(PREFIX)/share/man/man1/memmon.1 \
+		$(DESTDIR)$(PREFIX)/lib/systemd/system/memmon-serve.service
 
 # CLI tests: the tool's code (without main) run in-process under the
 # sanitizers; see tests/unit/test_cli_args.c.
