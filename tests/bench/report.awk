@@ -907,7 +907,7 @@ function serve_table(	i, o, any, k) {
 			parse(SERVELINE[i])
 			printf "  %-6s %-9s %8.1f %9.2f %9s %7s %9s %6s %8s\n", kname(F["kernel"]), F["phase"], F["seconds"],
 				F["server_cpu_percent"], fmt(F["record_cpu_percent"], "%.2f"), fmt(F["vm_busy_percent"], "%.1f"),
-				fmt(F["events_per_s"], "%.0f"), F["phase"] == "idle" ? "-" : F["polls"], fmt(F["worst_list_s"], "%.3f")
+				fmt(F["events_per_s"], "%.0f"), F["phase"] == "idle" ? "-" : F["polls"], (F["polls"] > 0 ? fmt(F["worst_list_s"], "%.3f") : "-")
 		}
 		print "  %: CPU time over the window in % of one CPU; record: the memmon record child; VM: all of the VM's CPU;"
 		print "  polled: a client lists the recordings once a second (worst s: its slowest answer)"
