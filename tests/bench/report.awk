@@ -11,6 +11,8 @@
 #                                  one workload run (pass 0: throughput)
 #   WHOLE vm=V kernel=K config=C workload=W iters=N ns=T ops= events= lost=
 #   HOST bench=B ...               a host-side measurement
+#   SERVE vm=serve kernel=K phase=P ...   memmon serve in the VM
+#                                  (tests/bench/serve --vm)
 #   PROFILE vm=V kernel=K config=C workload=W share=PCT comm=COMM sym="SYM"
 #   SKIPPED [vm=V kernel=K] config=C reason="..."   a configuration that did
 #                                  not run
@@ -290,6 +292,18 @@ $1 == "HOST" {
 	for (k in F)
 		obj = obj "," jstr(k) ":" jval(F[k])
 	HOSTLINE[nhost] = $0
+	add_json(obj "}")
+	next
+}
+
+# memmon serve's figures in the VM; its host ones are HOST bench=serve_*.
+$1 == "SERVE" {
+	parse($0)
+	nserve++
+	obj = "{\"kind\":\"serve\""
+	for (k in F)
+		obj = obj "," jstr(k) ":" jval(F[k])
+	SERVELINE[nserve] = $0
 	add_json(obj "}")
 	next
 }
@@ -852,6 +866,55 @@ function targets(	i, w, key, o, n, m, cw, parts, kk, k, r) {
 	print ""
 }
 
+# memmon serve (tests/bench/serve): the host's HOST bench=serve_* lines
+# and the VM's SERVE lines, in one table.
+function serve_table(	i, o, any, k) {
+	any = nserve
+	for (i = 1; i <= nhost; i++)
+		if (HOSTLINE[i] ~ /bench=serve_/)
+			any = 1
+	if (!any)
+		return
+	print "== memmon serve (tests/bench/serve): host figures are real time on the host's CPUs"
+	for (i = 1; i <= nhost; i++) {
+		o = HOSTLINE[i]
+		if (o !~ /bench=serve_fetch /)
+			continue
+		parse(o)
+		if (!k++) {
+			printf "  fetch over loopback of a found %.0f-byte recording, best of %s:\n", F["file_bytes"], F["runs"]
+			printf "  %-8s %9s %9s %13s %11s %13s\n", "client", "seconds", "MB/s", "server CPU s", "server s/GB", "client CPU s"
+		}
+		printf "  %-8s %9.3f %9s %13.3f %11.3f %13.3f\n", F["client"], F["seconds"],
+			F["client"] == "range0" ? "-" : sprintf("%.1f", F["mb_per_s"]), F["server_cpu_s"],
+			F["server_cpu_s_per_gb"], F["client_cpu_s"]
+	}
+	if (k)
+		print "  remote: memmon remote fetch (its digest check included); curl: curl -o; range0: Range: 0-0, one byte"
+	for (i = 1; i <= nhost; i++) {
+		o = HOSTLINE[i]
+		parse(o)
+		if (o ~ /bench=serve_list /)
+			printf "  GET /recordings, the found file read %s: %.3f s, server CPU %.3f s\n",
+				F["pass"] == "cold" ? "through (first list)" : "again (cached)", F["seconds"], F["server_cpu_s"]
+		if (o ~ /bench=serve_idle /)
+			printf "  idle server, %s s after its start: %.2f %% of one CPU, %.1f wakeups/s\n", F["seconds"], F["cpu_percent"], F["wakeups_per_s"]
+	}
+	if (nserve) {
+		print "  in the VM (TCG real time: an emulated CPU, shares far above hardware's), a steady recording:"
+		printf "  %-6s %-9s %8s %9s %9s %7s %9s %6s %8s\n", "kernel", "phase", "seconds", "server %", "record %", "VM %", "events/s", "polls", "worst s"
+		for (i = 1; i <= nserve; i++) {
+			parse(SERVELINE[i])
+			printf "  %-6s %-9s %8.1f %9.2f %9s %7s %9s %6s %8s\n", kname(F["kernel"]), F["phase"], F["seconds"],
+				F["server_cpu_percent"], fmt(F["record_cpu_percent"], "%.2f"), fmt(F["vm_busy_percent"], "%.1f"),
+				fmt(F["events_per_s"], "%.0f"), F["phase"] == "idle" ? "-" : F["polls"], (F["polls"] > 0 ? fmt(F["worst_list_s"], "%.3f") : "-")
+		}
+		print "  %: CPU time over the window in % of one CPU; record: the memmon record child; VM: all of the VM's CPU;"
+		print "  polled: a client lists the recordings once a second (worst s: its slowest answer)"
+	}
+	print ""
+}
+
 END {
 	compute()
 	whole_compute()
@@ -907,11 +970,15 @@ END {
 		print "== Host (real hardware time, no VM)"
 		for (i = 1; i <= nhost; i++) {
 			l = HOSTLINE[i]
+			# in their own table below
+			if (l ~ /bench=serve_/)
+				continue
 			sub(/^HOST /, "", l)
 			print "  " l
 		}
 		print ""
 	}
+	serve_table()
 	targets()
 	if (nskip) {
 		print "== SKIPPED (not measured; never reported as results)"
