@@ -9,6 +9,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -213,6 +215,67 @@ static bool exists(struct serve *sv, const char *name)
 	return e;
 }
 
+/*
+ * Digests of finished files, so that a resumed or ranged fetch does not
+ * hash the whole file again. An entry holds for the file it was computed
+ * from while the file's identity, size and change time are the same; a
+ * recording is fetched only once it is no longer written. digest_lock
+ * guards the table; the hashing itself runs without it.
+ */
+#define DIGEST_CACHE	16
+
+struct digest_entry {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime, ctime;
+	char digest[80];
+};
+
+static struct digest_entry digest_cache[DIGEST_CACHE];
+static unsigned int digest_next;
+static pthread_mutex_t digest_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static bool same_file(const struct digest_entry *e, const struct stat *st)
+{
+	return e->digest[0] && e->dev == st->st_dev && e->ino == st->st_ino &&
+	       e->size == st->st_size &&
+	       e->mtime.tv_sec == st->st_mtim.tv_sec &&
+	       e->mtime.tv_nsec == st->st_mtim.tv_nsec &&
+	       e->ctime.tv_sec == st->st_ctim.tv_sec &&
+	       e->ctime.tv_nsec == st->st_ctim.tv_nsec;
+}
+
+static int cached_digest(int fd, const struct stat *st, char *out, size_t size)
+{
+	struct digest_entry *e;
+	unsigned int i;
+	int ret;
+
+	pthread_mutex_lock(&digest_lock);
+	for (i = 0; i < DIGEST_CACHE; i++) {
+		if (same_file(&digest_cache[i], st)) {
+			snprintf(out, size, "%s", digest_cache[i].digest);
+			pthread_mutex_unlock(&digest_lock);
+			return 0;
+		}
+	}
+	pthread_mutex_unlock(&digest_lock);
+	ret = serve_file_digest(fd, out, size);
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&digest_lock);
+	e = &digest_cache[digest_next++ % DIGEST_CACHE];
+	e->dev = st->st_dev;
+	e->ino = st->st_ino;
+	e->size = st->st_size;
+	e->mtime = st->st_mtim;
+	e->ctime = st->st_ctim;
+	snprintf(e->digest, sizeof(e->digest), "%s", out);
+	pthread_mutex_unlock(&digest_lock);
+	return 0;
+}
+
 static enum MHD_Result serve_file(struct serve *sv, struct MHD_Connection *c,
 				  const char *name, unsigned int part)
 {
@@ -237,7 +300,7 @@ static enum MHD_Result serve_file(struct serve *sv, struct MHD_Connection *c,
 				 "that recording" : "that recording has no file");
 	}
 	size = st.st_size;
-	if (serve_file_digest(fd, digest, sizeof(digest))) {
+	if (cached_digest(fd, &st, digest, sizeof(digest))) {
 		close(fd);
 		return reply_err(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "cannot read the file");
 	}

@@ -278,6 +278,11 @@ t "the server restarts" up
 t "after a restart r1 is listed" is "$(field r1 state)" found
 t "after a restart r5 is listed" is "$(field r5 state)" found
 t "after a restart r1 can be fetched" code 0 R fetch r1 -o "$tmp/r1c.memmon"
+# the server keeps finished files' digests: one that changes gets a new one
+printf 'x' >>"$D/r1.memmon"
+want="sha-256=:$(openssl dgst -sha256 -binary "$D/r1.memmon" | base64 -w0):"
+curl -s -D "$tmp/hdr2" -o /dev/null -r 0-0 -H "Authorization: Bearer $TOK" "$U/recordings/r1/file"
+t "a file changed after its fetch: its new digest" has "$tmp/hdr2" "^Repr-Digest: $want"
 t "remote delete" code 0 R delete q1
 t "deleted: gone" is "$(st "$U/recordings/q1/file")" 404
 t "deleted: its file too" test ! -e "$D/q1.memmon"
