@@ -9,8 +9,8 @@
  * below has the newest kernel's semantics; the fallback is what older
  * kernels did.
  */
-#ifndef _MEMMON_COMPAT_H
-#define _MEMMON_COMPAT_H
+#ifndef MEMMON_DRIVER_COMPAT_H
+#define MEMMON_DRIVER_COMPAT_H
 
 #include <linux/ftrace.h>
 #include <linux/mm.h>
@@ -85,4 +85,4 @@ static inline void memmon_vm_flags_clear(struct vm_area_struct *vma,
 #endif
 }
 
-#endif /* _MEMMON_COMPAT_H */
+#endif /* MEMMON_DRIVER_COMPAT_H */

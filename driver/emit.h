@@ -11,8 +11,8 @@
  * so an unwatched task costs a static branch and one RCU hash lookup, and
  * writes no shared cache line.
  */
-#ifndef _MEMMON_EMIT_H
-#define _MEMMON_EMIT_H
+#ifndef MEMMON_DRIVER_EMIT_H
+#define MEMMON_DRIVER_EMIT_H
 
 #include <linux/jump_label.h>
 #include <linux/percpu.h>
@@ -186,4 +186,4 @@ void memmon_emit_fork(u64 sessions, struct task_struct *parent,
 int memmon_hooks_attach(void);
 void memmon_hooks_detach(void);
 
-#endif /* _MEMMON_EMIT_H */
+#endif /* MEMMON_DRIVER_EMIT_H */

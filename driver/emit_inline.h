@@ -12,8 +12,8 @@
  * memmon_sessions[] and of the rings are at the top of session.c and in
  * ring.h.
  */
-#ifndef _MEMMON_EMIT_INLINE_H
-#define _MEMMON_EMIT_INLINE_H
+#ifndef MEMMON_DRIVER_EMIT_INLINE_H
+#define MEMMON_DRIVER_EMIT_INLINE_H
 
 #include <linux/irq_work.h>
 #include <linux/pid_namespace.h>
@@ -185,4 +185,4 @@ static __always_inline void __memmon_emit(u64 sessions,
 			   memmon_fill_bytes, &b, time_ns);
 }
 
-#endif /* _MEMMON_EMIT_INLINE_H */
+#endif /* MEMMON_DRIVER_EMIT_INLINE_H */

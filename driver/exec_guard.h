@@ -2,10 +2,10 @@
 /*
  * memmon: the exec guard (exec_guard.c).
  */
-#ifndef _MEMMON_EXEC_GUARD_H
-#define _MEMMON_EXEC_GUARD_H
+#ifndef MEMMON_DRIVER_EXEC_GUARD_H
+#define MEMMON_DRIVER_EXEC_GUARD_H
 
 int memmon_exec_guard_get(void);
 void memmon_exec_guard_put(void);
 
-#endif /* _MEMMON_EXEC_GUARD_H */
+#endif /* MEMMON_DRIVER_EXEC_GUARD_H */

@@ -23,8 +23,8 @@
  *               kprobe on taskstats_exit
  *   rss         tracepoint rss_stat, a per-CPU flush timer   hook_rss.c
  */
-#ifndef _MEMMON_HOOKS_H
-#define _MEMMON_HOOKS_H
+#ifndef MEMMON_DRIVER_HOOKS_H
+#define MEMMON_DRIVER_HOOKS_H
 
 #include <linux/ftrace.h>
 #include <linux/kprobes.h>
@@ -251,4 +251,4 @@ void memmon_hooks_exit(void);
 int memmon_procfs_init(void);
 void memmon_procfs_exit(void);
 
-#endif /* _MEMMON_HOOKS_H */
+#endif /* MEMMON_DRIVER_HOOKS_H */

@@ -3,8 +3,8 @@
  * memmon: declarations shared by the driver's files (not part of the ABI;
  * that is uapi/linux/memmon.h).
  */
-#ifndef _MEMMON_MEMMON_H
-#define _MEMMON_MEMMON_H
+#ifndef MEMMON_DRIVER_MEMMON_H
+#define MEMMON_DRIVER_MEMMON_H
 
 #include <linux/init.h>
 
@@ -29,4 +29,4 @@ int memmon_hooks_init(void);
 void memmon_hooks_exit(void);
 void memmon_paths_forget_session(unsigned int id);
 
-#endif /* _MEMMON_MEMMON_H */
+#endif /* MEMMON_DRIVER_MEMMON_H */

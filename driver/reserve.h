@@ -3,8 +3,8 @@
  * memmon: objects for hooks that run with preemption disabled, where the
  * allocator may not be called on PREEMPT_RT (reserve.c).
  */
-#ifndef _MEMMON_RESERVE_H
-#define _MEMMON_RESERVE_H
+#ifndef MEMMON_DRIVER_RESERVE_H
+#define MEMMON_DRIVER_RESERVE_H
 
 #include <linux/slab.h>
 #include <linux/spinlock.h>
@@ -62,4 +62,4 @@ static inline void memmon_reserve_free(struct memmon_reserve *r, void *obj)
 		kfree(obj);
 }
 
-#endif /* _MEMMON_RESERVE_H */
+#endif /* MEMMON_DRIVER_RESERVE_H */

@@ -2,8 +2,8 @@
 /*
  * memmon: sessions, the state behind each open file of /dev/memmon.
  */
-#ifndef _MEMMON_SESSION_H
-#define _MEMMON_SESSION_H
+#ifndef MEMMON_DRIVER_SESSION_H
+#define MEMMON_DRIVER_SESSION_H
 
 #include <linux/kref.h>
 #include <linux/mutex.h>
@@ -171,4 +171,4 @@ void memmon_session_stats(struct memmon_session *s, u32 cpu,
 struct seq_file;
 void memmon_sessions_show(struct seq_file *m);
 
-#endif /* _MEMMON_SESSION_H */
+#endif /* MEMMON_DRIVER_SESSION_H */

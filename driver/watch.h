@@ -3,8 +3,8 @@
  * memmon: the watched-process table, session side. (The hook side,
  * memmon_watchers() and the fork/exit callbacks, is declared in emit.h.)
  */
-#ifndef _MEMMON_WATCH_H
-#define _MEMMON_WATCH_H
+#ifndef MEMMON_DRIVER_WATCH_H
+#define MEMMON_DRIVER_WATCH_H
 
 #include <linux/pid.h>
 #include <linux/pid_namespace.h>
@@ -22,4 +22,4 @@ u32 memmon_watch_list(unsigned int id, struct pid_namespace *ns,
 void memmon_watch_remove_session(unsigned int id);
 u64 memmon_watch_revoke(struct task_struct *task, u64 keep);
 
-#endif /* _MEMMON_WATCH_H */
+#endif /* MEMMON_DRIVER_WATCH_H */

@@ -5,8 +5,8 @@
  * hidden). The unit tests link the static library and use the test hooks
  * at the end.
  */
-#ifndef _LIBMEMMON_INTERNAL_H
-#define _LIBMEMMON_INTERNAL_H
+#ifndef MEMMON_LIBMEMMON_INTERNAL_H
+#define MEMMON_LIBMEMMON_INTERNAL_H
 
 #include <errno.h>
 #include <stdbool.h>
@@ -192,4 +192,4 @@ LIBMM_HIDDEN void memmon__session_set_clock(struct memmon_session *s,
 					    __u64 (*clock)(void *ctx),
 					    void *ctx);
 
-#endif /* _LIBMEMMON_INTERNAL_H */
+#endif /* MEMMON_LIBMEMMON_INTERNAL_H */

@@ -4,8 +4,8 @@
  * the trace reader and the merged ring consumer take them once per
  * record, where the calls cost more than a match.
  */
-#ifndef LIBMEMMON_MERGE_H
-#define LIBMEMMON_MERGE_H
+#ifndef MEMMON_LIBMEMMON_MERGE_H
+#define MEMMON_LIBMEMMON_MERGE_H
 
 #include "internal.h"
 

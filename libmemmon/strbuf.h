@@ -4,8 +4,8 @@
  * the record formatters (decode.c, json.c) run once per event, and a
  * format string costs more to interpret than the line costs to write.
  */
-#ifndef LIBMEMMON_STRBUF_H
-#define LIBMEMMON_STRBUF_H
+#ifndef MEMMON_LIBMEMMON_STRBUF_H
+#define MEMMON_LIBMEMMON_STRBUF_H
 
 #include <string.h>
 #include "internal.h"
@@ -554,4 +554,4 @@ static inline char *w_fault_access(char *p, __u32 access)
 	return p;
 }
 
-#endif /* LIBMEMMON_STRBUF_H */
+#endif /* MEMMON_LIBMEMMON_STRBUF_H */

@@ -20,8 +20,8 @@
  * zero padding to 8 bytes. Readers skip unknown block types and header
  * fields beyond what they know (header_size says where the payload is).
  */
-#ifndef _LIBMEMMON_TRACE_FORMAT_H
-#define _LIBMEMMON_TRACE_FORMAT_H
+#ifndef MEMMON_LIBMEMMON_TRACE_FORMAT_H
+#define MEMMON_LIBMEMMON_TRACE_FORMAT_H
 
 #include <stddef.h>
 #include <linux/types.h>
@@ -140,4 +140,4 @@ static inline __u64 mtf_align8(__u64 v)
 	return (v + 7) & ~7ULL;
 }
 
-#endif /* _LIBMEMMON_TRACE_FORMAT_H */
+#endif /* MEMMON_LIBMEMMON_TRACE_FORMAT_H */

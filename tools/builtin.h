@@ -3,8 +3,8 @@
  * The memmon command: the table of sub-commands (memmon.c) and what they
  * share (util.c, target.c, proctab.c).
  */
-#ifndef _MEMMON_TOOLS_BUILTIN_H
-#define _MEMMON_TOOLS_BUILTIN_H
+#ifndef MEMMON_TOOLS_BUILTIN_H
+#define MEMMON_TOOLS_BUILTIN_H
 
 #include <signal.h>
 #include <stdbool.h>
@@ -127,4 +127,4 @@ void proctab_reap_gone(struct proctab *pt, pid_t except);
 extern volatile sig_atomic_t tool_stop;
 void tool_catch_signals(void);
 
-#endif /* _MEMMON_TOOLS_BUILTIN_H */
+#endif /* MEMMON_TOOLS_BUILTIN_H */

@@ -4,8 +4,8 @@
  * per-second rates once per interval, and sorted. No terminal, no kernel:
  * the unit tests feed it synthetic records (tests/unit/test_cli_top.c).
  */
-#ifndef _MEMMON_TOOLS_TOP_MODEL_H
-#define _MEMMON_TOOLS_TOP_MODEL_H
+#ifndef MEMMON_TOOLS_TOP_MODEL_H
+#define MEMMON_TOOLS_TOP_MODEL_H
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -83,4 +83,4 @@ void top_format_line(const struct top_proc *p, char *buf, size_t len);
 void top_format_header(const struct top_model *m, char *buf, size_t len);
 void top_format_columns(const struct top_model *m, char *buf, size_t len);
 
-#endif /* _MEMMON_TOOLS_TOP_MODEL_H */
+#endif /* MEMMON_TOOLS_TOP_MODEL_H */

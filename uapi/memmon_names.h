@@ -8,8 +8,8 @@
  * is indexed by its enum; a hole or an index past the end has no name
  * (callers print "?" or a number).
  */
-#ifndef _MEMMON_NAMES_H
-#define _MEMMON_NAMES_H
+#ifndef MEMMON_UAPI_MEMMON_NAMES_H
+#define MEMMON_UAPI_MEMMON_NAMES_H
 
 #include <linux/memmon.h>
 
@@ -70,4 +70,4 @@ MEMMON_NAMES memmon_fresult_names[] = {
 
 #undef MEMMON_NAMES
 
-#endif /* _MEMMON_NAMES_H */
+#endif /* MEMMON_UAPI_MEMMON_NAMES_H */

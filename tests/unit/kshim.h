@@ -17,8 +17,8 @@
  * back to back, with an inaccessible guard page on either side so that an
  * out-of-bounds access faults instead of passing silently.
  */
-#ifndef _MEMMON_KSHIM_H
-#define _MEMMON_KSHIM_H
+#ifndef MEMMON_TESTS_UNIT_KSHIM_H
+#define MEMMON_TESTS_UNIT_KSHIM_H
 
 #include <assert.h>
 #include <stdbool.h>
@@ -159,4 +159,4 @@ static inline void kshim_ring_unmap(u8 *data, size_t size)
 		munmap(data - pg, 2 * size + 2 * pg);
 }
 
-#endif /* _MEMMON_KSHIM_H */
+#endif /* MEMMON_TESTS_UNIT_KSHIM_H */

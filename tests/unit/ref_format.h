@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /* The reference formatters of tests/unit/ref_format.c. */
-#ifndef TEST_REF_FORMAT_H
-#define TEST_REF_FORMAT_H
+#ifndef MEMMON_TESTS_UNIT_REF_FORMAT_H
+#define MEMMON_TESTS_UNIT_REF_FORMAT_H
 
 #include <stdio.h>
 #include <memmon/decode.h>
@@ -23,4 +23,4 @@ char *ref_rec__to_json(const struct memmon_rec_header *rec,
 int ref_rec__fprint_json(FILE *f, const struct memmon_rec_header *rec,
 			 const struct memmon_format_opts *opts);
 
-#endif /* TEST_REF_FORMAT_H */
+#endif /* MEMMON_TESTS_UNIT_REF_FORMAT_H */

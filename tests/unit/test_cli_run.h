@@ -4,8 +4,8 @@
  * exit paths and stdout closing behave as in the real binary), capturing
  * its exit code, stdout and stderr.
  */
-#ifndef TEST_CLI_RUN_H
-#define TEST_CLI_RUN_H
+#ifndef MEMMON_TESTS_UNIT_TEST_CLI_RUN_H
+#define MEMMON_TESTS_UNIT_TEST_CLI_RUN_H
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -78,4 +78,4 @@ static inline void run_memmon(struct run *res, const char *env,
 	unlink(errp);
 }
 
-#endif /* TEST_CLI_RUN_H */
+#endif /* MEMMON_TESTS_UNIT_TEST_CLI_RUN_H */

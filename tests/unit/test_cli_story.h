@@ -7,8 +7,8 @@
  * CPUs, in small chunks so that a window skips some. story[] keeps what
  * was written, one entry per record, for the tests' own expectations.
  */
-#ifndef TEST_CLI_STORY_H
-#define TEST_CLI_STORY_H
+#ifndef MEMMON_TESTS_UNIT_TEST_CLI_STORY_H
+#define MEMMON_TESTS_UNIT_TEST_CLI_STORY_H
 
 #include <errno.h>
 #include <stdio.h>
@@ -353,4 +353,4 @@ static inline char *story_slurp(const char *p, size_t *len)
 	return b;
 }
 
-#endif /* TEST_CLI_STORY_H */
+#endif /* MEMMON_TESTS_UNIT_TEST_CLI_STORY_H */

@@ -17,8 +17,8 @@
  * consumer_pos (load-acquire, [A]), write the record, publish producer_pos
  * (store-release, [B]).
  */
-#ifndef TEST_LIB_FAKE_H
-#define TEST_LIB_FAKE_H
+#ifndef MEMMON_TESTS_UNIT_TEST_LIB_FAKE_H
+#define MEMMON_TESTS_UNIT_TEST_LIB_FAKE_H
 
 #include <errno.h>
 #include <stdlib.h>
@@ -189,4 +189,4 @@ static inline __u64 rec_seq(const struct memmon_rec_header *rec)
 	return v;
 }
 
-#endif /* TEST_LIB_FAKE_H */
+#endif /* MEMMON_TESTS_UNIT_TEST_LIB_FAKE_H */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /* Building records in memory for the decoder tests. */
-#ifndef TEST_LIB_REC_H
-#define TEST_LIB_REC_H
+#ifndef MEMMON_TESTS_UNIT_TEST_LIB_REC_H
+#define MEMMON_TESTS_UNIT_TEST_LIB_REC_H
 
 #include <string.h>
 #include <linux/memmon.h>
@@ -80,4 +80,4 @@ rec_path(union rec_buf *b, __u16 type, const char *path)
 	return &b->hdr;
 }
 
-#endif /* TEST_LIB_REC_H */
+#endif /* MEMMON_TESTS_UNIT_TEST_LIB_REC_H */

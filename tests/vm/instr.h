@@ -12,8 +12,8 @@
  *   ...run the workload...
  *   in_disable(&s); in_drain(&s);     // every record, time order
  */
-#ifndef _MEMMON_INSTR_H
-#define _MEMMON_INSTR_H
+#ifndef MEMMON_TESTS_VM_INSTR_H
+#define MEMMON_TESTS_VM_INSTR_H
 
 #include <errno.h>
 #include <fcntl.h>
@@ -298,4 +298,4 @@ static inline void in_dump(const struct in_rec *r)
 	putchar('\n');
 }
 
-#endif /* _MEMMON_INSTR_H */
+#endif /* MEMMON_TESTS_VM_INSTR_H */

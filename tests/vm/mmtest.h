@@ -5,8 +5,8 @@
  * wrappers of the raw ABI, with nothing of libmemmon, so that these tests
  * check the kernel alone.
  */
-#ifndef _MEMMON_MMTEST_H
-#define _MEMMON_MMTEST_H
+#ifndef MEMMON_TESTS_VM_MMTEST_H
+#define MEMMON_TESTS_VM_MMTEST_H
 
 #include <errno.h>
 #include <fcntl.h>
@@ -233,4 +233,4 @@ static inline long mm_walk_buf(const void *buf, size_t len, mm_rec_fn fn,
 	return n;
 }
 
-#endif /* _MEMMON_MMTEST_H */
+#endif /* MEMMON_TESTS_VM_MMTEST_H */

@@ -4,8 +4,8 @@
  * assertion, "ok N - what" or "not ok N - what", and the exact errno on
  * every error path. tests/vm/suite counts the lines.
  */
-#ifndef _MEMMON_VMTEST_H
-#define _MEMMON_VMTEST_H
+#ifndef MEMMON_TESTS_VM_VMTEST_H
+#define MEMMON_TESTS_VM_VMTEST_H
 
 #include <errno.h>
 #include <stdarg.h>
@@ -64,4 +64,4 @@ static inline int vt_exit(void)
 	return vt_failed ? 1 : 0;
 }
 
-#endif /* _MEMMON_VMTEST_H */
+#endif /* MEMMON_TESTS_VM_VMTEST_H */

@@ -24,8 +24,8 @@
  *
  * Fields are marked in (caller → kernel), out (kernel → caller) or in/out.
  */
-#ifndef _UAPI_LINUX_MEMMON_H
-#define _UAPI_LINUX_MEMMON_H
+#ifndef MEMMON_UAPI_LINUX_MEMMON_H
+#define MEMMON_UAPI_LINUX_MEMMON_H
 
 #include <linux/types.h>
 #include <linux/ioctl.h>
@@ -692,4 +692,4 @@ struct memmon_rec_path {
 	char path[];
 };
 
-#endif /* _UAPI_LINUX_MEMMON_H */
+#endif /* MEMMON_UAPI_LINUX_MEMMON_H */

@@ -8,8 +8,8 @@
  * formatters print nothing and return 0, memmon_rec__to_json() returns
  * NULL with errno = ENOMSG. Callers skip them.
  */
-#ifndef _MEMMON_DECODE_H
-#define _MEMMON_DECODE_H
+#ifndef MEMMON_LIBMEMMON_INCLUDE_MEMMON_DECODE_H
+#define MEMMON_LIBMEMMON_INCLUDE_MEMMON_DECODE_H
 
 #include <stddef.h>
 #include <stdio.h>
@@ -164,4 +164,4 @@ LIBMEMMON_API int memmon_rec__fprint_json(FILE *f,
 }
 #endif
 
-#endif /* _MEMMON_DECODE_H */
+#endif /* MEMMON_LIBMEMMON_INCLUDE_MEMMON_DECODE_H */

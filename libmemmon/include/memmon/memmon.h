@@ -15,8 +15,8 @@
  *
  * The ABI under this library is uapi <linux/memmon.h>.
  */
-#ifndef _MEMMON_MEMMON_H
-#define _MEMMON_MEMMON_H
+#ifndef MEMMON_LIBMEMMON_INCLUDE_MEMMON_MEMMON_H
+#define MEMMON_LIBMEMMON_INCLUDE_MEMMON_MEMMON_H
 
 #include <stddef.h>
 #include <sys/types.h>
@@ -198,4 +198,4 @@ LIBMEMMON_API int memmon_session__ring_overwritten(struct memmon_session *s,
 }
 #endif
 
-#endif /* _MEMMON_MEMMON_H */
+#endif /* MEMMON_LIBMEMMON_INCLUDE_MEMMON_MEMMON_H */

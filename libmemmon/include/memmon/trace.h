@@ -9,8 +9,8 @@
  * index (the writer was killed) is read by scanning, and reported as
  * truncated. Corruption is an error that names the file offset.
  */
-#ifndef _MEMMON_TRACE_H
-#define _MEMMON_TRACE_H
+#ifndef MEMMON_LIBMEMMON_INCLUDE_MEMMON_TRACE_H
+#define MEMMON_LIBMEMMON_INCLUDE_MEMMON_TRACE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -122,4 +122,4 @@ LIBMEMMON_API const char *memmon_trace_reader__errmsg(const struct memmon_trace_
 }
 #endif
 
-#endif /* _MEMMON_TRACE_H */
+#endif /* MEMMON_LIBMEMMON_INCLUDE_MEMMON_TRACE_H */

@@ -6,8 +6,8 @@
  * the same bytes per event; the BPF ring buffer adds its 8-byte header
  * where memmon's ring has none.
  */
-#ifndef MEMMON_PEER_H
-#define MEMMON_PEER_H
+#ifndef MEMMON_TESTS_BENCH_EBPF_MEMMON_PEER_H
+#define MEMMON_TESTS_BENCH_EBPF_MEMMON_PEER_H
 
 /* Slots of the per-CPU counter array (map "counters"). */
 enum memmon_peer_counter {
