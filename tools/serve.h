@@ -5,8 +5,8 @@
  * HTTP side, serve_rec.c the table of recordings, serve_auth.c the token
  * and name checks, serve_metrics.c the Prometheus text.
  */
-#ifndef _MEMMON_TOOLS_SERVE_H
-#define _MEMMON_TOOLS_SERVE_H
+#ifndef MEMMON_TOOLS_SERVE_H
+#define MEMMON_TOOLS_SERVE_H
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -169,4 +169,4 @@ char *serve_metrics(struct serve *sv);
 /* cmd_remote.c / tests: "HOST[:PORT]" -> base URL */
 int remote_base_url(const char *hostport, bool tls, char *out, size_t size);
 
-#endif /* _MEMMON_TOOLS_SERVE_H */
+#endif /* MEMMON_TOOLS_SERVE_H */
