@@ -309,17 +309,6 @@ static void test_many_chunks(void **state)
 	many_chunks();
 }
 
-/* The fallback: each chunk mapped and released on its own. */
-static void test_map_per_chunk(void **state)
-{
-	(void)state;
-	mtf_map_whole = false;
-	round_trip(0);
-	round_trip(3);
-	many_chunks();
-	mtf_map_whole = true;
-}
-
 static void test_truncated_every_length(void **state)
 {
 	char path[256], cut[256];
@@ -609,7 +598,6 @@ int main(void)
 		cmocka_unit_test(test_round_trip_plain),
 		cmocka_unit_test(test_round_trip_zstd),
 		cmocka_unit_test(test_many_chunks),
-		cmocka_unit_test(test_map_per_chunk),
 		cmocka_unit_test(test_truncated_every_length),
 		cmocka_unit_test(test_fuzz_corruption),
 		cmocka_unit_test(test_chunk_checksum),
