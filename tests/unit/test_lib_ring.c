@@ -301,6 +301,7 @@ static void bad_record_round(size_t i, __u32 flags)
 	struct fake f;
 	long long pos;
 	unsigned int want;
+	int ret;
 
 	setup_session(&f, &s, &c, 1, flags);
 	assert_true(fake_seq(&f, 0, 1, 1) >= 0);
@@ -314,9 +315,10 @@ static void bad_record_round(size_t i, __u32 flags)
 	}
 	want = bad_cases[i].third ? 2 + !bad_cases[i].bad : 1;
 	/* expect: the good records, no error; the bad one counted */
-	if (memmon_session__consume(s) != (int)want || c.n != want)
-		fail_msg("%s (flags %u): %u records, want %u", bad_cases[i].what,
-			 flags, c.n, want);
+	ret = memmon_session__consume(s);
+	if (ret != (int)want || c.n != want)
+		fail_msg("%s (flags %u): returned %d after %u records, want %u",
+			 bad_cases[i].what, flags, ret, c.n, want);
 	assert_int_equal(c.seq[0], 1);
 	assert_int_equal(c.seq[want - 1], want == 1 ? 1 : 3);
 	assert_int_equal(memmon_session__bad_records(s), bad_cases[i].bad);
