@@ -22,14 +22,29 @@
  *  - MEMMON_REC_OK: deliver. A type at or past MEMMON_REC__COUNT is OK
  *    with a sound frame: the ABI promises old readers skip new types by
  *    hdr.size, so only a consumer that decodes can ignore it.
- * Every reader counts what it skips or resynchronises over (one count per
- * verdict other than OK).
+ * libmemmon's readers count what they skip or resynchronise over (one per
+ * verdict other than OK). The kernel's consumer (memmon_ring_peek()) takes
+ * either bad verdict as BAD_FRAME: every record in its ring is the
+ * producer's own, so a bad one means the untrusted consumer position is no
+ * record boundary.
  */
 #ifndef _MEMMON_REC_CHECK_H
 #define _MEMMON_REC_CHECK_H
 
 #include <linux/types.h>
 #include <linux/memmon.h>
+
+/*
+ * One read of a field another party may write (a record in a mapping, a
+ * header at a position the consumer chose): the compiler neither repeats
+ * nor tears it.
+ */
+#ifdef __KERNEL__
+#include <linux/compiler.h>
+#define __memmon_rec_once(x)	READ_ONCE(x)
+#else
+#define __memmon_rec_once(x)	__atomic_load_n(&(x), __ATOMIC_RELAXED)
+#endif
 
 /* enum memmon_rec_verdict: what memmon_rec_check() found. */
 enum memmon_rec_verdict {
@@ -84,12 +99,11 @@ memmon_rec_check(const struct memmon_rec_header *h, __u64 avail, __u32 *size)
 		*size = 0;
 		return MEMMON_REC_BAD_FRAME;
 	}
-	/* One read: the record may sit in memory someone else can write. */
-	len = *(const volatile __u32 *)&h->size;
+	len = __memmon_rec_once(h->size);
 	*size = len;
 	if (!memmon_rec_frame_ok(len, avail))
 		return MEMMON_REC_BAD_FRAME;
-	type = *(const volatile __u16 *)&h->type;
+	type = __memmon_rec_once(h->type);
 	if (type >= MEMMON_REC__COUNT)
 		return MEMMON_REC_OK;	/* newer than us: framed is enough */
 	if (len < memmon_rec_min_size(type))
@@ -97,20 +111,17 @@ memmon_rec_check(const struct memmon_rec_header *h, __u64 avail, __u32 *size)
 	/* Variable payloads: the length field, read once, within len. */
 	switch (type) {
 	case MEMMON_REC_MARK:
-		n = *(const volatile __u32 *)
-			&((const struct memmon_rec_mark *)h)->len;
+		n = __memmon_rec_once(((const struct memmon_rec_mark *)h)->len);
 		if (n > len - sizeof(struct memmon_rec_mark))
 			return MEMMON_REC_BAD_BODY;
 		break;
 	case MEMMON_REC_EXEC:
-		n = *(const volatile __u32 *)
-			&((const struct memmon_rec_exec *)h)->path_len;
+		n = __memmon_rec_once(((const struct memmon_rec_exec *)h)->path_len);
 		if (n >= len - sizeof(struct memmon_rec_exec))
 			return MEMMON_REC_BAD_BODY;
 		break;
 	case MEMMON_REC_PATH:
-		n = *(const volatile __u32 *)
-			&((const struct memmon_rec_path *)h)->path_len;
+		n = __memmon_rec_once(((const struct memmon_rec_path *)h)->path_len);
 		if (n >= len - sizeof(struct memmon_rec_path))
 			return MEMMON_REC_BAD_BODY;
 		break;
