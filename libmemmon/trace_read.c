@@ -12,9 +12,10 @@
  * and the enclosing block before use, every block's header and payload
  * against their checksums. A failure is -EBADMSG with a message naming
  * the offset (memmon_trace_reader__errmsg()). Inside a chunk whose
- * checksum holds, memmon_rec_check() decides: a bad record is skipped and
- * counted (memmon_trace_reader__bad_records()), by its length when that is
- * sound, else with the rest of its chunk.
+ * checksum holds, memmon_rec_check() decides: a record whose length
+ * cannot be trusted is skipped with the rest of its chunk and counted
+ * (memmon_trace_reader__bad_records()); one whose length is sound is
+ * delivered, for the decoder to refuse by name.
  */
 #include <fcntl.h>
 #include <stdarg.h>
@@ -620,9 +621,12 @@ again:
 	case MEMMON_REC_OK:
 		break;
 	case MEMMON_REC_BAD_BODY:
-		r->bad_records++;
-		s->pos += size;
-		goto again;
+		/*
+		 * Framed, so the stream is intact: delivered, and the
+		 * decoder refuses it by name (memmon script and export
+		 * report such a record rather than lose it silently).
+		 */
+		break;
 	case MEMMON_REC_BAD_FRAME:
 		/* No later record of this chunk can be found: the next one. */
 		r->bad_records++;

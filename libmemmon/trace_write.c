@@ -200,14 +200,13 @@ int memmon_trace_writer__add_chunk(struct memmon_trace_writer *w,
 		const struct memmon_rec_header *h = (const void *)(p + off);
 
 		/* Never write what a reader would skip: refuse the chunk. */
-		if (memmon_rec_check(h, len - off, &size) != MEMMON_REC_OK)
+		if (memmon_rec_check(h, len - off, &size) == MEMMON_REC_BAD_FRAME)
 			return libmm_err(-EBADMSG);
 		if (h->time_ns < b.first_ns)
 			b.first_ns = h->time_ns;
 		if (h->time_ns > b.last_ns)
 			b.last_ns = h->time_ns;
-		/* memmon_rec_check() saw a LOST record's whole struct. */
-		if (h->type == MEMMON_REC_LOST)
+		if (h->type == MEMMON_REC_LOST && size >= sizeof(struct memmon_rec_lost))
 			lost += ((const struct memmon_rec_lost *)h)->count;
 		b.nr_records++;
 	}

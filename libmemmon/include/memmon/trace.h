@@ -41,9 +41,9 @@ memmon_trace_writer__open(const char *path,
 /*
  * Append a chunk: len bytes of whole records of one CPU, as peeked from
  * its ring (memmon_session__peek_cpu()). The records are checked (the
- * validator the readers use: sizes, alignment, type 0, each known type's
- * minimum size), counted, and written unchanged (or zstd-compressed).
- * -EBADMSG, and nothing written, if one of them fails.
+ * framing the readers use: sizes and alignment), counted, and written
+ * unchanged (or zstd-compressed). -EBADMSG, and nothing written, if they
+ * are not whole records.
  */
 LIBMEMMON_API int memmon_trace_writer__add_chunk(struct memmon_trace_writer *w,
 						 unsigned int cpu,
@@ -99,7 +99,7 @@ LIBMEMMON_API const char *memmon_trace_reader__meta(const struct memmon_trace_re
  * Every record of the file, merged across CPUs in time order (ties: lower
  * CPU, then file order), zero-copy from the chunk's buffer (or its
  * decompression buffer). Records of unknown types are delivered too:
- * decoders skip them; malformed ones are skipped and counted
+ * decoders skip them; ones whose length is bad are skipped and counted
  * (memmon_trace_reader__bad_records()). Returns the number of records delivered, or a
  * negative errno (-EBADMSG: corruption; memmon_trace_reader__errmsg()
  * names the offset). Callback return values as memmon_record_fn.
@@ -121,9 +121,9 @@ LIBMEMMON_API int memmon_trace_reader__set_window(struct memmon_trace_reader *r,
 /*
  * How many malformed records the passes of memmon_trace_reader__for_each()
  * have skipped inside chunks whose checksum holds (a file this library
- * wrote has none): a record with a sound length but bad contents is skipped
- * by its length, one whose length cannot be trusted with the rest of its
- * chunk; each counts one. A damaged chunk (checksum) is an error, not a
+ * wrote has none): one whose length cannot be trusted is skipped with the
+ * rest of its chunk, and counts one. A record with a sound length but bad
+ * contents is delivered: the decoder refuses it. A damaged chunk (checksum) is an error, not a
  * skip. 0 for NULL. Since MEMMON_0.5.
  */
 LIBMEMMON_API __u64 memmon_trace_reader__bad_records(const struct memmon_trace_reader *r);
