@@ -73,6 +73,7 @@
 #include "kshim.h"
 #include <linux/memmon.h>
 #endif
+#include <memmon_rec_check.h>
 
 /* Positions and counters live in local_t: it must hold a u64. */
 static_assert(sizeof(long) == sizeof(u64), "memmon rings need a 64-bit local_t");
@@ -349,8 +350,7 @@ static __always_inline bool __memmon_ring_room(struct memmon_ring *r, u64 pub,
 		h = (const void *)(r->data + (tail & (r->size - 1)));
 		len = READ_ONCE(h->size);
 		/* Ours and published: a bad size is a bug; drop, move nothing. */
-		if (unlikely(len < sizeof(*h) || len % MEMMON_REC_ALIGN ||
-			     len > pub - tail))
+		if (unlikely(!memmon_rec_frame_ok(len, pub - tail)))
 			return false;
 		if (tail < cons) {
 			/* Read already: neither lost nor unreported. */
@@ -549,10 +549,13 @@ enum memmon_peek {
  *	cons by it, never by a second read of (*rec)->size
  *
  * MEMMON_PEEK_BAD when cons is not within [prod - size, prod] or not
- * aligned, or the record at cons has a size that is too small, not a
- * multiple of MEMMON_REC_ALIGN or beyond prod: the caller resyncs (e.g. cons
- * = prod, delivering nothing) rather than trusting anything at cons. Whatever
- * cons is, nothing outside data[0, 2 * size) is read.
+ * aligned, or memmon_rec_check() refuses the record at cons, either verdict:
+ * every record this ring holds was written by the producer from its struct,
+ * so one that fails means cons is not a record boundary (a hostile
+ * consumer_pos) and no length from there on is to be trusted. The caller
+ * resyncs (e.g. cons = prod, delivering nothing) rather than trusting
+ * anything at cons. Whatever cons is, nothing outside data[0, 2 * size) is
+ * read.
  *
  * Context: any; the caller serialises consumers of one ring. Pairs with: [B]
  * via the caller's [C]; after copying, the caller stores the new position
@@ -574,8 +577,7 @@ static inline enum memmon_peek memmon_ring_peek(const struct memmon_ring *r,
 	if (!avail)
 		return MEMMON_PEEK_EMPTY;
 	hdr = (const void *)(r->data + (cons & (r->size - 1)));
-	len = READ_ONCE(hdr->size);
-	if (len < sizeof(*hdr) || len % MEMMON_REC_ALIGN || len > avail)
+	if (memmon_rec_check(hdr, avail, &len) != MEMMON_REC_OK)
 		return MEMMON_PEEK_BAD;
 	*rec = hdr;
 	*size = len;

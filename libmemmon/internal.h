@@ -160,6 +160,7 @@ struct memmon_session {
 	__u64 ring_size;
 	__u64 mask;
 	struct mm_ring *rings;
+	__u64 bad_records;		/* skipped or resynchronised over */
 
 	memmon_record_fn fn;
 	void *ctx;

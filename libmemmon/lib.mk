@@ -36,7 +36,8 @@ LIB_SRCS	:= $(addprefix libmemmon/,session.c ring.c merge.c decode.c \
 LIB_TRACE_SRCS	:=
 LIB_SRCS	+= $(wildcard libmemmon/trace_*.c)
 LIB_HDRS	:= $(wildcard libmemmon/include/memmon/*.h) libmemmon/internal.h \
-		   $(wildcard libmemmon/*.h) uapi/linux/memmon.h uapi/memmon_names.h
+		   $(wildcard libmemmon/*.h) uapi/linux/memmon.h uapi/memmon_names.h \
+		   uapi/memmon_rec_check.h
 LIB_OBJS	:= $(patsubst libmemmon/%.c,$(LIB_DIR)/obj/%.o,$(LIB_SRCS))
 LIB_INC		:= -I uapi -I libmemmon/include -I libmemmon
 LIB_CFLAGS	:= $(filter-out -std=%,$(USER_CFLAGS)) -std=gnu11 -D_GNU_SOURCE \

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <memmon_rec_check.h>
 #include "internal.h"
 #include "merge.h"
 
@@ -133,11 +134,6 @@ static int ensure_mapped(struct memmon_session *s)
 }
 
 /*
- * Load a ring's producer_pos for this round and sanity-check it against
- * our consumer position: the kernel never has more than ring_size bytes
- * outstanding, so anything else means the mapping is not what we think.
- */
-/*
  * A flight recorder's round (MEMMON_FULL_OVERWRITE): the producer may be
  * writing over the oldest records while we read, so records are copied
  * first and checked against tail_pos after: [G] pairs with [F], the
@@ -183,6 +179,12 @@ static int ring_snapshot_overwrite(struct memmon_session *s, struct mm_ring *r)
 	return 0;
 }
 
+/*
+ * Load a ring's producer_pos for this round. The kernel never has more than
+ * ring_size bytes outstanding: a position further from ours means ours is
+ * not a record boundary we can trust, so we resynchronise to the producer
+ * as the kernel's read() does (and count it as one bad record).
+ */
 static int ring_snapshot(struct memmon_session *s, struct mm_ring *r)
 {
 	if (s->overwrite)
@@ -192,31 +194,44 @@ static int ring_snapshot(struct memmon_session *s, struct mm_ring *r)
 	 */
 	r->snap = __atomic_load_n(&r->page->producer_pos, __ATOMIC_ACQUIRE);
 	r->pos = r->cons;
-	if (r->snap - r->cons > s->ring_size)
-		return -EBADMSG;
+	if (r->snap - r->cons > s->ring_size || r->cons % MEMMON_REC_ALIGN) {
+		s->bad_records++;
+		r->pos = r->snap;
+	}
 	return 0;
 }
 
 /*
- * The record at pos, checked: size a multiple of the alignment, at least
- * a header, and within what was committed. Returns its size or -EBADMSG.
+ * Move r->pos to the next good record below the snapshot and return its
+ * size (*recp set), or 0 when there is none. Bad records are skipped and
+ * counted (memmon_rec_check()'s contract): by their length when it is
+ * sound, else by resynchronising to the snapshot, as the kernel's read()
+ * does, since no position after a bad length can be trusted. Committed
+ * records do not change under us: the check reads each size once.
  */
-static long ring_rec_at(const struct memmon_session *s, const struct mm_ring *r,
-			__u64 pos, const struct memmon_rec_header **recp)
+static __u32 ring_next(struct memmon_session *s, struct mm_ring *r,
+		       const struct memmon_rec_header **recp)
 {
 	const struct memmon_rec_header *rec;
-	__u64 avail = r->snap - pos;
 	__u32 size;
 
-	if (avail < sizeof(*rec))
-		return -EBADMSG;
-	rec = (const void *)(r->data + (pos & s->mask));
-	/* Committed records do not change under us; read the size once. */
-	size = *(const volatile __u32 *)&rec->size;
-	if (size < sizeof(*rec) || size % MEMMON_REC_ALIGN || size > avail)
-		return -EBADMSG;
-	*recp = rec;
-	return size;
+	while (r->pos < r->snap) {
+		rec = (const void *)(r->data + (r->pos & s->mask));
+		switch (memmon_rec_check(rec, r->snap - r->pos, &size)) {
+		case MEMMON_REC_OK:
+			*recp = rec;
+			return size;
+		case MEMMON_REC_BAD_BODY:
+			s->bad_records++;
+			r->pos += size;
+			break;
+		case MEMMON_REC_BAD_FRAME:
+			s->bad_records++;
+			r->pos = r->snap;
+			break;
+		}
+	}
+	return 0;
 }
 
 static void ring_commit(struct mm_ring *r, __u64 pos)
@@ -235,18 +250,13 @@ static long consume_one(struct memmon_session *s, unsigned int cpu, long *cnt)
 {
 	struct mm_ring *r = &s->rings[cpu];
 	const struct memmon_rec_header *rec;
-	long size;
+	__u32 size;
 	int ret = 0, err;
 
 	err = ring_snapshot(s, r);
 	if (err)
 		return err;
-	while (r->pos < r->snap) {
-		size = ring_rec_at(s, r, r->pos, &rec);
-		if (size < 0) {
-			ret = (int)size;
-			break;
-		}
+	while ((size = ring_next(s, r, &rec))) {
 		ret = s->fn(s->ctx, rec);
 		r->pos += (__u64)size;
 		if (*cnt < INT_MAX)
@@ -281,20 +291,15 @@ static int merge_push_head(struct memmon_session *s, unsigned int src,
 	struct mm_ring *r = &s->rings[src];
 	const struct memmon_rec_header *rec;
 	struct mm_merge_node n;
-	long size;
+	__u32 size;
 
-	if (r->pos < r->snap) {
-		size = ring_rec_at(s, r, r->pos, &rec);
-		if (size < 0) {
-			if (replace)
-				mm_merge_pop(&s->merge);
-			return (int)size;
-		}
+	size = ring_next(s, r, &rec);
+	if (size) {
 		if (rec->time_ns <= limit) {
 			n.time = rec->time_ns;
 			n.pos = r->pos;
 			n.src = src;
-			n.size = (__u32)size;
+			n.size = size;
 			if (replace)
 				mm_merge_replace_top(&s->merge, &n);
 			else
@@ -442,7 +447,7 @@ ssize_t memmon_session__peek_cpu(struct memmon_session *s, unsigned int cpu,
 	const struct memmon_rec_header *rec;
 	struct mm_ring *r;
 	__u64 pos;
-	long size;
+	__u32 size;
 	int err;
 
 	err = ensure_mapped(s);
@@ -454,14 +459,15 @@ ssize_t memmon_session__peek_cpu(struct memmon_session *s, unsigned int cpu,
 	err = ring_snapshot(s, r);
 	if (err)
 		return libmm_err(err);
-	for (pos = r->cons; pos < r->snap; pos += (__u64)size) {
-		size = ring_rec_at(s, r, pos, &rec);
-		if (size < 0) {
-			if (pos == r->cons)
-				return libmm_err((int)size);
-			break;	/* hand out the good prefix first */
-		}
-		if (pos - r->cons + (__u64)size > max_bytes) {
+	/* Bad records at the head are skipped, counted and given back. */
+	ring_next(s, r, &rec);
+	ring_commit(r, r->pos);
+	for (pos = r->cons; pos < r->snap; pos += size) {
+		rec = (const void *)(r->data + (pos & s->mask));
+		/* A bad one further on: hand out the good prefix first. */
+		if (memmon_rec_check(rec, r->snap - pos, &size) != MEMMON_REC_OK)
+			break;
+		if (pos - r->cons + size > max_bytes) {
 			if (pos == r->cons)
 				return libmm_err(-ENOBUFS);
 			break;
@@ -591,4 +597,9 @@ int memmon_session__finish(struct memmon_session *s)
 		total++;
 	}
 	return total;
+}
+
+__u64 memmon_session__bad_records(const struct memmon_session *s)
+{
+	return s ? s->bad_records : 0;
 }

@@ -118,12 +118,6 @@ _Static_assert(sizeof(struct mtf_trailer) == 32, "trailer layout");
  * multiply (several GB/s), else with zlib's own (where ISA-L would go a
  * byte at a time). mtf_crc32_update(crc, ...) continues crc over more bytes.
  */
-/*
- * The reader maps the whole file once (true, the default) or each chunk
- * on its own (the fallback where the file does not fit the address
- * space); the unit tests run both.
- */
-extern LIBMM_HIDDEN bool mtf_map_whole;
 LIBMM_HIDDEN __u32 mtf_crc32_update(__u32 crc, const void *p, size_t len);
 /* The two implementations, and the test of the choice (for the tests). */
 LIBMM_HIDDEN __u32 mtf_crc32_isal(__u32 crc, const void *p, size_t len);

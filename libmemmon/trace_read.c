@@ -2,20 +2,20 @@
 /*
  * Trace file reader.
  *
- * Memory stays flat: the file is mapped once, whole, and per CPU one
- * chunk is in use (or decompressed) at a time; the chunks the merge has
- * passed are released in batches (their pages unmapped and their page
- * cache dropped), RELEASE_BATCH chunks or RELEASE_BYTES at a time,
- * whichever comes first, so that the unmapping's TLB flush is paid once
- * per batch and not per chunk while the pages held stay few. Where the whole
- * file cannot be mapped (a 32-bit address space), each chunk is mapped
- * and released on its own. The index is the only thing proportional to
- * the file (40 bytes per chunk).
+ * Memory stays flat: per CPU one chunk is in a buffer at a time, read
+ * with pread() (never mapped: a file cut short under a mapping is a
+ * SIGBUS, under pread() an end of file at a known offset), and the page
+ * cache behind each chunk read is dropped. The index is the only thing
+ * proportional to the file (40 bytes per chunk).
  *
  * Nothing in the file is trusted: every size is checked against the file
  * and the enclosing block before use, every block's header and payload
  * against their checksums. A failure is -EBADMSG with a message naming
- * the offset (memmon_trace_reader__errmsg()).
+ * the offset (memmon_trace_reader__errmsg()). Inside a chunk whose
+ * checksum holds, memmon_rec_check() decides: a record whose length
+ * cannot be trusted is skipped with the rest of its chunk and counted
+ * (memmon_trace_reader__bad_records()); one whose length is sound is
+ * delivered, for the decoder to refuse by name.
  */
 #include <fcntl.h>
 #include <stdarg.h>
@@ -23,25 +23,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <jansson.h>
 #include <zstd.h>
+#include <memmon_rec_check.h>
 #include "internal.h"
 #include "merge.h"
 #include "trace_format.h"
 
 #define MTF_META_MAX	(16U << 20)
 #define MTF_HEADER_MAX	4096U
-#define RELEASE_BATCH	32	/* chunks passed before they are released */
-/*
- * ... or bytes: the passed chunks' pages count in the reader's RSS until
- * released, and 32 chunks of 1 MiB were two thirds of a 4 GiB trace's
- * `memmon timeline` peak. 4 MiB is still one flush per several chunks.
- */
-#define RELEASE_BYTES	(4ULL << 20)
-
-bool mtf_map_whole = true;
 
 struct src {
 	__u64 *chunks;		/* block offsets of this CPU, file order */
@@ -49,10 +40,8 @@ struct src {
 	size_t nr, cap;
 	size_t next;		/* the chunk to load next */
 	size_t begin, end;	/* the window's chunks: [begin, end) */
-	void *map;		/* this chunk's own mapping, or NULL */
-	bool held;		/* [map_off, + map_len) of the file is in use */
-	size_t map_len;
-	__u64 map_off;
+	__u8 *buf;		/* the loaded chunk's payload, as on disk */
+	size_t bcap;
 	const __u8 *data;	/* the records of the loaded chunk */
 	__u64 len;
 	__u64 pos;
@@ -71,13 +60,7 @@ struct memmon_trace_reader {
 	struct src *src;
 	struct mm_merge merge;
 	__u64 win_start;	/* records before this are not delivered */
-	const __u8 *fmap;	/* the whole file, or NULL: a map per chunk */
-	size_t fmap_len;
-	struct passed {		/* file ranges of chunks passed, to release */
-		__u64 start, end;
-	} passed[RELEASE_BATCH];
-	unsigned int nr_passed;
-	__u64 passed_bytes;
+	__u64 bad_records;	/* skipped by memmon_rec_check()'s verdict */
 	char errmsg[512];
 };
 
@@ -515,89 +498,34 @@ err_out:
 	return libmm_err_ptr(err);
 }
 
-static int by_start(const void *a, const void *b)
+static void src_unload(struct src *s)
 {
-	const struct passed *x = a, *y = b;
-
-	return (x->start > y->start) - (x->start < y->start);
-}
-
-/*
- * Release the passed chunks of the whole-file map: their pages go (one TLB
- * flush per run of adjacent chunks, which the CPUs' chunks mostly are in
- * file order) and so does their page cache, so that memory stays flat on
- * big files. A page a chunk still in use shares is mapped again when
- * touched (a private read-only map: nothing is lost).
- */
-static void release_passed(struct memmon_trace_reader *r)
-{
-	struct passed *p = r->passed;
-	unsigned int i, n = 0;
-
-	if (!r->nr_passed)
-		return;
-	qsort(p, r->nr_passed, sizeof(*p), by_start);
-	for (i = 1; i < r->nr_passed; i++) {
-		if (p[i].start <= p[n].end) {
-			if (p[i].end > p[n].end)
-				p[n].end = p[i].end;
-		} else {
-			p[++n] = p[i];
-		}
-	}
-	for (i = 0; i <= n; i++) {
-		madvise((void *)(r->fmap + p[i].start), p[i].end - p[i].start,
-			MADV_DONTNEED);
-		posix_fadvise(r->fd, (off_t)p[i].start,
-			      (off_t)(p[i].end - p[i].start), POSIX_FADV_DONTNEED);
-	}
-	r->nr_passed = 0;
-	r->passed_bytes = 0;
-}
-
-static void src_unload(struct memmon_trace_reader *r, struct src *s)
-{
-	if (s->map) {
-		munmap(s->map, s->map_len);
-		/* Drop the page cache behind us: flat memory on big files. */
-		posix_fadvise(r->fd, (off_t)s->map_off, (off_t)s->map_len,
-			      POSIX_FADV_DONTNEED);
-		s->map = NULL;
-	} else if (s->held) {
-		r->passed[r->nr_passed].start = s->map_off;
-		r->passed[r->nr_passed++].end = s->map_off + s->map_len;
-		r->passed_bytes += s->map_len;
-		if (r->nr_passed == RELEASE_BATCH ||
-		    r->passed_bytes >= RELEASE_BYTES)
-			release_passed(r);
-	}
-	s->held = false;
 	s->data = NULL;
 	s->len = s->pos = 0;
 }
 
-#ifndef MADV_POPULATE_READ
-#define MADV_POPULATE_READ	22	/* Linux 5.14 */
-#endif
-
-/*
- * Map a chunk's pages now, in one call, before the CRC reads it: touching
- * them one by one takes a page fault per page or per fault-around block
- * (a quarter of a million faults on a GiB trace, a sixth of the reading
- * thread's time; the exception is dear in a VM). A hint: a kernel without
- * MADV_POPULATE_READ says EINVAL, and an error (a file cut short under us)
- * shows where it did before, when the page is read.
- */
-static void populate(const void *p, size_t len)
+/* Grow buf to n bytes (kept for the next chunk: one allocation per CPU). */
+static int grow(struct memmon_trace_reader *r, __u8 **buf, size_t *cap,
+		size_t n)
 {
-	madvise((void *)p, len, MADV_POPULATE_READ);
-}
+	void *nb;
 
-/* Map (and check, and maybe decompress) chunk number s->next. */
+	if (n <= *cap)
+		return 0;
+	nb = realloc(*buf, n);
+	if (!nb)
+		return fail(r, -ENOMEM, "out of memory");
+	*buf = nb;
+	*cap = n;
+	return 0;
+}
+/*
+ * Read (and check, and maybe decompress) chunk number s->next. The file may
+ * shrink under us: read_at() then fails with the offset where it ended.
+ */
 static int src_load(struct memmon_trace_reader *r, struct src *s, unsigned int cpu)
 {
 	__u64 off = s->chunks[s->next++], start, end;
-	const __u8 *payload;
 	struct mtf_block b;
 	bool torn;
 	int err;
@@ -608,49 +536,45 @@ static int src_load(struct memmon_trace_reader *r, struct src *s, unsigned int c
 	if (b.type != MTF_BLOCK_CHUNK || b.cpu != cpu)
 		return fail(r, -EBADMSG, "block at offset %llu: not a chunk of "
 			    "cpu %u as the index says", (unsigned long long)off, cpu);
-	start = off & ~((__u64)r->page - 1);
-	end = off + b.header_size + b.payload_size;
-	s->map_len = (size_t)(end - start);
-	s->map_off = start;
-	if (r->fmap) {
-		/* read_block() checked the chunk against the file's size */
-		payload = r->fmap + off + b.header_size;
-		populate(r->fmap + start, s->map_len);
-	} else {
-		s->map = mmap(NULL, s->map_len, PROT_READ, MAP_PRIVATE, r->fd,
-			      (off_t)start);
-		if (s->map == MAP_FAILED) {
-			s->map = NULL;
-			return fail(r, -errno, "chunk at offset %llu: mmap: %s",
-				    (unsigned long long)off, strerror(errno));
-		}
-		madvise(s->map, s->map_len, MADV_SEQUENTIAL);
-		populate(s->map, s->map_len);
-		payload = (const __u8 *)s->map + (off - start) + b.header_size;
-	}
-	s->held = true;
-	if (mtf_crc32(payload, b.payload_size) != b.payload_crc) {
-		src_unload(r, s);
+	/*
+	 * read_block() checked the payload against the file's size; a
+	 * compressed one is at most ZSTD_compressBound(MTF_CHUNK_MAX) in any
+	 * file this library wrote, and no larger than the file in any other.
+	 */
+	if (b.payload_size > SIZE_MAX)
+		return fail(r, -EBADMSG, "chunk at offset %llu: payload of %llu "
+			    "bytes", (unsigned long long)off,
+			    (unsigned long long)b.payload_size);
+	err = grow(r, &s->buf, &s->bcap, (size_t)b.payload_size);
+	if (err)
+		return err;
+	err = read_at(r, s->buf, (size_t)b.payload_size, off + b.header_size);
+	if (err)
+		return err;
+	/*
+	 * Drop the page cache behind us: flat memory on big files. Only the
+	 * pages wholly inside this block: the ones at its ends hold the
+	 * neighbours' bytes, which may not be read yet.
+	 */
+	start = (off + (__u64)r->page - 1) & ~((__u64)r->page - 1);
+	end = (off + b.header_size + b.payload_size) & ~((__u64)r->page - 1);
+	if (end > start)
+		posix_fadvise(r->fd, (off_t)start, (off_t)(end - start),
+			      POSIX_FADV_DONTNEED);
+	if (mtf_crc32(s->buf, b.payload_size) != b.payload_crc)
 		return fail(r, -EBADMSG, "chunk at offset %llu (cpu %u): checksum "
 			    "mismatch", (unsigned long long)off, cpu);
-	}
 	s->chunk_off = off;
 	s->compressed = b.compression == MTF_COMP_ZSTD;
 	if (s->compressed) {
 		size_t n;
+		__u8 *zb = s->zbuf;
 
-		if (b.raw_size > s->zcap) {
-			void *nb = realloc(s->zbuf, b.raw_size);
-
-			if (!nb) {
-				src_unload(r, s);
-				return fail(r, -ENOMEM, "out of memory");
-			}
-			s->zbuf = nb;
-			s->zcap = b.raw_size;
-		}
-		n = ZSTD_decompress(s->zbuf, s->zcap, payload, b.payload_size);
-		src_unload(r, s);
+		err = grow(r, &zb, &s->zcap, (size_t)b.raw_size);
+		s->zbuf = zb;
+		if (err)
+			return err;
+		n = ZSTD_decompress(s->zbuf, s->zcap, s->buf, b.payload_size);
 		if (ZSTD_isError(n) || n != b.raw_size)
 			return fail(r, -EBADMSG, "chunk at offset %llu (cpu %u): "
 				    "zstd: %s", (unsigned long long)off, cpu,
@@ -658,7 +582,7 @@ static int src_load(struct memmon_trace_reader *r, struct src *s, unsigned int c
 				    "wrong size");
 		s->data = s->zbuf;
 	} else {
-		s->data = payload;
+		s->data = s->buf;
 	}
 	s->len = b.raw_size;
 	s->pos = 0;
@@ -671,11 +595,12 @@ static int src_push(struct memmon_trace_reader *r, unsigned int cpu, bool replac
 	struct src *s = &r->src[cpu];
 	const struct memmon_rec_header *h;
 	struct mm_merge_node n;
+	__u32 size;
 	int err;
 
 again:
 	while (s->pos >= s->len) {
-		src_unload(r, s);
+		src_unload(s);
 		if (s->next >= s->end) {
 			if (replace)
 				mm_merge_pop(&r->merge);
@@ -692,22 +617,31 @@ again:
 	 * far away. Ask for them now (a hint: past the end is harmless).
 	 */
 	__builtin_prefetch(s->data + s->pos + 256);
-	if (s->len - s->pos < sizeof(*h) || h->size < sizeof(*h) ||
-	    h->size % MEMMON_REC_ALIGN || h->size > s->len - s->pos)
-		return fail(r, -EBADMSG, "chunk at offset %llu (cpu %u): record "
-			    "at byte %llu of its %s data has a bad size",
-			    (unsigned long long)s->chunk_off, cpu,
-			    (unsigned long long)s->pos,
-			    s->compressed ? "decompressed" : "");
+	switch (memmon_rec_check(h, s->len - s->pos, &size)) {
+	case MEMMON_REC_OK:
+		break;
+	case MEMMON_REC_BAD_BODY:
+		/*
+		 * Framed, so the stream is intact: delivered, and the
+		 * decoder refuses it by name (memmon script and export
+		 * report such a record rather than lose it silently).
+		 */
+		break;
+	case MEMMON_REC_BAD_FRAME:
+		/* No later record of this chunk can be found: the next one. */
+		r->bad_records++;
+		s->pos = s->len;
+		goto again;
+	}
 	/* Before the window: as if this CPU's stream did not hold it. */
 	if (h->time_ns < r->win_start) {
-		s->pos += h->size;
+		s->pos += size;
 		goto again;
 	}
 	n.time = h->time_ns;
 	n.pos = s->pos;
 	n.src = cpu;
-	n.size = h->size;
+	n.size = size;
 	if (replace)
 		mm_merge_replace_top(&r->merge, &n);
 	else
@@ -726,21 +660,9 @@ long memmon_trace_reader__for_each(struct memmon_trace_reader *r,
 	if (!r || !fn)
 		return libmm_err(-EINVAL);
 	r->errmsg[0] = '\0';
-	if (!r->fmap && mtf_map_whole && r->info.file_size &&
-	    r->info.file_size <= SIZE_MAX) {
-		void *m = mmap(NULL, (size_t)r->info.file_size, PROT_READ,
-			       MAP_PRIVATE, r->fd, 0);
-
-		/* no room for it: a map per chunk instead */
-		if (m != MAP_FAILED) {
-			madvise(m, (size_t)r->info.file_size, MADV_SEQUENTIAL);
-			r->fmap = m;
-			r->fmap_len = (size_t)r->info.file_size;
-		}
-	}
 	mm_merge_reset(&r->merge);
 	for (c = 0; c < r->info.nr_cpus; c++) {
-		src_unload(r, &r->src[c]);
+		src_unload(&r->src[c]);
 		r->src[c].next = r->src[c].begin;
 	}
 	for (c = 0; c < r->info.nr_cpus && !err; c++)
@@ -761,8 +683,7 @@ long memmon_trace_reader__for_each(struct memmon_trace_reader *r,
 		err = src_push(r, top->src, true);
 	}
 	for (c = 0; c < r->info.nr_cpus; c++)
-		src_unload(r, &r->src[c]);
-	release_passed(r);
+		src_unload(&r->src[c]);
 	if (err)
 		return libmm_err(err);
 	return cnt;
@@ -775,14 +696,10 @@ void memmon_trace_reader__close(struct memmon_trace_reader *r)
 	if (!r)
 		return;
 	for (c = 0; r->src && c < r->info.nr_cpus; c++) {
-		src_unload(r, &r->src[c]);
 		free(r->src[c].chunks);
 		free(r->src[c].span);
+		free(r->src[c].buf);
 		free(r->src[c].zbuf);
-	}
-	if (r->fmap) {
-		release_passed(r);
-		munmap((void *)r->fmap, r->fmap_len);
 	}
 	free(r->src);
 	mm_merge_fini(&r->merge);
@@ -845,4 +762,9 @@ int memmon_trace_reader__set_window(struct memmon_trace_reader *r,
 const char *memmon_trace_reader__errmsg(const struct memmon_trace_reader *r)
 {
 	return r ? r->errmsg : "";
+}
+
+__u64 memmon_trace_reader__bad_records(const struct memmon_trace_reader *r)
+{
+	return r ? r->bad_records : 0;
 }

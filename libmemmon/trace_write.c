@@ -12,6 +12,7 @@
 #include <sys/uio.h>
 #include <jansson.h>
 #include <zstd.h>
+#include <memmon_rec_check.h>
 #include "internal.h"
 #include "trace_format.h"
 
@@ -182,6 +183,7 @@ int memmon_trace_writer__add_chunk(struct memmon_trace_writer *w,
 	const void *payload = recs;
 	size_t plen = len, off;
 	__u64 lost = 0;
+	__u32 size;
 
 	if (!w || cpu >= w->nr_cpus || (len && !recs) || len > MTF_CHUNK_MAX)
 		return libmm_err(-EINVAL);
@@ -194,20 +196,19 @@ int memmon_trace_writer__add_chunk(struct memmon_trace_writer *w,
 	b.cpu = cpu;
 	b.raw_size = len;
 	b.first_ns = UINT64_MAX;
-	for (off = 0; off < len;) {
+	for (off = 0; off < len; off += size) {
 		const struct memmon_rec_header *h = (const void *)(p + off);
 
-		if (len - off < sizeof(*h) || h->size < sizeof(*h) ||
-		    h->size % MEMMON_REC_ALIGN || h->size > len - off)
+		/* Never write what a reader would skip: refuse the chunk. */
+		if (memmon_rec_check(h, len - off, &size) == MEMMON_REC_BAD_FRAME)
 			return libmm_err(-EBADMSG);
 		if (h->time_ns < b.first_ns)
 			b.first_ns = h->time_ns;
 		if (h->time_ns > b.last_ns)
 			b.last_ns = h->time_ns;
-		if (h->type == MEMMON_REC_LOST && h->size >= sizeof(struct memmon_rec_lost))
+		if (h->type == MEMMON_REC_LOST && size >= sizeof(struct memmon_rec_lost))
 			lost += ((const struct memmon_rec_lost *)h)->count;
 		b.nr_records++;
-		off += h->size;
 	}
 	if (w->level) {
 		size_t bound = ZSTD_compressBound(len), n;

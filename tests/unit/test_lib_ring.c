@@ -266,45 +266,166 @@ static void test_concurrent_producer(void **state)
 	fake_fini(&f);
 }
 
-static void test_malformed(void **state)
+/*
+ * Hostile records: the second of three damaged. Every reader skips and
+ * counts (memmon_rec_check()): by the length when it is sound (the third
+ * record is delivered), else by resynchronising to producer_pos as the
+ * kernel's read() does (the third is passed over). Either way the ring
+ * moves on: a record written after the damage is delivered by the next
+ * round, in both consumption modes.
+ */
+static const struct {
+	const char *what;
+	int field;		/* 0: size, 1: type, 2: mark len */
+	__u32 value;
+	bool third;		/* the record after it is delivered */
+	unsigned int bad;	/* bad records counted */
+} bad_cases[] = {
+	{ "size 0", 0, 0, false, 1 },
+	{ "size smaller than a header", 0, 16, false, 1 },
+	{ "size not 8-aligned", 0, 44, false, 1 },
+	{ "size crossing producer_pos", 0, 4096, false, 1 },
+	{ "size crossing the ring", 0, 2 * RING, false, 1 },
+	{ "type 0", 1, 0, true, 1 },
+	{ "syscall shorter than its struct", 1, MEMMON_REC_SYSCALL, true, 1 },
+	{ "fault shorter than its struct", 1, MEMMON_REC_FAULT, true, 1 },
+	{ "mark payload past its end", 2, 100, true, 1 },
+	{ "unknown type 200: delivered", 1, 200, true, 0 },
+};
+
+static void bad_record_round(size_t i, __u32 flags)
 {
-	static const struct {
-		const char *what;
-		__u32 size;
-	} cases[] = {
-		{ "size 0", 0 },
-		{ "size smaller than a header", 16 },
-		{ "size not 8-aligned", 44 },
-		{ "size beyond producer_pos", 4096 },
-	};
+	struct memmon_session *s;
+	struct memmon_rec_mark *m;
+	struct collect c;
+	struct fake f;
+	long long pos;
+	unsigned int want;
+	int ret;
+
+	setup_session(&f, &s, &c, 1, flags);
+	assert_true(fake_seq(&f, 0, 1, 1) >= 0);
+	pos = fake_seq(&f, 0, 2, 2);
+	assert_true(fake_seq(&f, 0, 3, 3) >= 0);
+	m = (void *)(fake_data(&f, 0) + pos);
+	switch (bad_cases[i].field) {
+	case 0: m->hdr.size = bad_cases[i].value; break;
+	case 1: m->hdr.type = (__u16)bad_cases[i].value; break;
+	case 2: m->len = bad_cases[i].value; break;
+	}
+	want = bad_cases[i].third ? 2 + !bad_cases[i].bad : 1;
+	/* expect: the good records, no error; the bad one counted */
+	ret = memmon_session__consume(s);
+	if (ret != (int)want || c.n != want)
+		fail_msg("%s (flags %u): returned %d after %u records, want %u",
+			 bad_cases[i].what, flags, ret, c.n, want);
+	assert_int_equal(c.seq[0], 1);
+	assert_int_equal(c.seq[want - 1], want == 1 ? 1 : 3);
+	assert_int_equal(memmon_session__bad_records(s), bad_cases[i].bad);
+	/* expect: everything published is consumed, the bad record too */
+	assert_int_equal(*fake_consumer_pos(&f, 0), f.prod_pos[0]);
+	/* expect: no stall, the next round delivers what follows */
+	assert_true(fake_seq(&f, 0, 4, 4) >= 0);
+	assert_int_equal(memmon_session__consume(s), 1);
+	assert_int_equal(c.seq[want], 4);
+	assert_int_equal(memmon_session__bad_records(s), bad_cases[i].bad);
+	memmon_session__close(s);
+	fake_fini(&f);
+}
+
+static void test_bad_records(void **state)
+{
 	size_t i;
 
 	(void)state;
-	for (i = 0; i < ARRAY_SIZE(cases); i++) {
-		struct memmon_session *s;
-		struct collect c;
-		struct fake f;
-		struct memmon_rec_header *h;
-		long long pos;
-
-		setup_session(&f, &s, &c, 1, 0);
-		assert_true(fake_seq(&f, 0, 1, 1) >= 0);
-		pos = fake_seq(&f, 0, 2, 2);
-		h = (void *)(fake_data(&f, 0) + pos);
-		h->size = cases[i].size;
-		errno = 0;
-		/* expect: the good record, then -EBADMSG; consumer_pos stops
-		 * at the bad header
-		 */
-		assert_int_equal(memmon_session__consume(s), -EBADMSG);
-		assert_int_equal(errno, EBADMSG);
-		assert_int_equal(c.n, 1);
-		if (*fake_consumer_pos(&f, 0) != (__u64)pos)
-			fail_msg("%s: consumer_pos %llu", cases[i].what,
-				 (unsigned long long)*fake_consumer_pos(&f, 0));
-		memmon_session__close(s);
-		fake_fini(&f);
+	for (i = 0; i < ARRAY_SIZE(bad_cases); i++) {
+		bad_record_round(i, 0);
+		bad_record_round(i, MEMMON_CONSUME_PER_CPU);
 	}
+}
+
+/* A bad record on one CPU holds back neither the others nor its own. */
+static void test_bad_record_merged_cpus(void **state)
+{
+	struct memmon_session *s;
+	struct memmon_rec_header *h;
+	struct collect c;
+	struct fake f;
+	long long pos;
+
+	(void)state;
+	setup_session(&f, &s, &c, 2, 0);
+	pos = fake_seq(&f, 0, 1, 1);
+	assert_true(fake_seq(&f, 0, 3, 3) >= 0);
+	assert_true(fake_seq(&f, 1, 2, 2) >= 0);
+	assert_true(fake_seq(&f, 1, 4, 4) >= 0);
+	h = (void *)(fake_data(&f, 0) + pos);
+	h->type = 0;
+	/* expect: 2, 3, 4 in time order; the bad head of cpu 0 counted */
+	assert_int_equal(memmon_session__consume(s), 3);
+	assert_int_equal(c.seq[0], 2);
+	assert_int_equal(c.seq[1], 3);
+	assert_int_equal(c.seq[2], 4);
+	assert_int_equal(memmon_session__bad_records(s), 1);
+	memmon_session__close(s);
+	fake_fini(&f);
+}
+
+/* peek_cpu skips a bad head, and stops its run before a bad record. */
+static void test_bad_record_peek(void **state)
+{
+	struct memmon_session *s;
+	struct memmon_rec_header *h;
+	const void *data;
+	struct collect c;
+	struct fake f;
+	long long pos[4];
+	unsigned int i;
+
+	(void)state;
+	setup_session(&f, &s, &c, 1, 0);
+	for (i = 0; i < 4; i++)
+		pos[i] = fake_seq(&f, 0, i + 1, i + 1);
+	h = (void *)(fake_data(&f, 0) + pos[0]);
+	h->type = 0;
+	h = (void *)(fake_data(&f, 0) + pos[2]);
+	h->type = 0;
+	/* expect: the run is record 1 alone, after the bad head */
+	assert_int_equal(memmon_session__peek_cpu(s, 0, 4096, &data),
+			 pos[2] - pos[1]);
+	assert_ptr_equal(data, fake_data(&f, 0) + pos[1]);
+	assert_int_equal(memmon_session__bad_records(s), 1);
+	/* expect: the bad head was given back, the run was not */
+	assert_int_equal(*fake_consumer_pos(&f, 0), pos[1]);
+	assert_int_equal(memmon_session__release_cpu(s, 0, pos[2] - pos[1]), 0);
+	/* expect: the second bad record skipped, record 4 handed out */
+	assert_int_equal(memmon_session__peek_cpu(s, 0, 4096, &data),
+			 f.prod_pos[0] - pos[3]);
+	assert_int_equal(memmon_session__bad_records(s), 2);
+	memmon_session__close(s);
+	fake_fini(&f);
+}
+
+/* A consumer position more than a ring behind: resync, count, go on. */
+static void test_bad_consumer_pos(void **state)
+{
+	struct memmon_session *s;
+	struct collect c;
+	struct fake f;
+
+	(void)state;
+	setup_session(&f, &s, &c, 1, MEMMON_CONSUME_PER_CPU);
+	assert_true(fake_seq(&f, 0, 1, 1) >= 0);
+	s->rings[0].cons = f.prod_pos[0] - 2 * RING;
+	/* expect: nothing delivered, no error, counted, position repaired */
+	assert_int_equal(memmon_session__consume(s), 0);
+	assert_int_equal(memmon_session__bad_records(s), 1);
+	assert_int_equal(*fake_consumer_pos(&f, 0), f.prod_pos[0]);
+	assert_true(fake_seq(&f, 0, 2, 2) >= 0);
+	assert_int_equal(memmon_session__consume(s), 1);
+	assert_int_equal(c.seq[0], 2);
+	memmon_session__close(s);
+	fake_fini(&f);
 }
 
 static void test_callback_stop_and_error(void **state)
@@ -630,7 +751,10 @@ int main(void)
 		cmocka_unit_test(test_unpublished_invisible),
 		cmocka_unit_test(test_wraparound),
 		cmocka_unit_test(test_concurrent_producer),
-		cmocka_unit_test(test_malformed),
+		cmocka_unit_test(test_bad_records),
+		cmocka_unit_test(test_bad_record_merged_cpus),
+		cmocka_unit_test(test_bad_record_peek),
+		cmocka_unit_test(test_bad_consumer_pos),
 		cmocka_unit_test(test_callback_stop_and_error),
 		cmocka_unit_test(test_peek_release),
 		cmocka_unit_test(test_ring_stats),

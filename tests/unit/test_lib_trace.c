@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Trace files: write/read round trip (plain and zstd), merge order, the
- * metadata, hundreds of small chunks (released in batches while read),
- * the same with a map per chunk, truncation at every length, random
+ * metadata, hundreds of small chunks, truncation at every length and
+ * under an open reader, bad records inside sound chunks, random
  * corruption (fixed seed), targeted checksum failures, forward
  * compatibility (unknown blocks, longer headers), writer errors.
  */
@@ -309,17 +309,6 @@ static void test_many_chunks(void **state)
 	many_chunks();
 }
 
-/* The fallback: each chunk mapped and released on its own. */
-static void test_map_per_chunk(void **state)
-{
-	(void)state;
-	mtf_map_whole = false;
-	round_trip(0);
-	round_trip(3);
-	many_chunks();
-	mtf_map_whole = true;
-}
-
 static void test_truncated_every_length(void **state)
 {
 	char path[256], cut[256];
@@ -418,6 +407,118 @@ static void test_chunk_checksum(void **state)
 	free(b);
 }
 
+/*
+ * A bad record inside a chunk whose checksums hold (a file not written by
+ * this library): a bad length skips the rest of its chunk and is counted;
+ * a sound length with bad contents is delivered, for the decoder to refuse.
+ * The pass goes on either way.
+ */
+static void test_bad_record_in_chunk(void **state)
+{
+	static const struct {
+		const char *what;
+		bool frame;		/* the length is broken */
+	} cases[] = {
+		{ "type 0: delivered, for the decoder", false },
+		{ "size 12", true },
+	};
+	struct memmon_trace_reader *r;
+	struct memmon_rec_header *h;
+	struct mtf_block *blk;
+	char path[256];
+	size_t len, i;
+	__u64 off, skipped;
+	long n;
+	__u8 *b;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		path_of(path, sizeof(path), "badrec.trace");
+		write_file(path, 0, 200);
+		b = slurp(path, &len);
+		off = sizeof(struct mtf_file_header);
+		off += mtf_align8(((struct mtf_block *)(b + off))->payload_size) + 64;
+		blk = (struct mtf_block *)(b + off);
+		assert_int_equal(blk->type, MTF_BLOCK_CHUNK);
+		assert_int_equal(blk->compression, MTF_COMP_NONE);
+		h = (struct memmon_rec_header *)(b + off + blk->header_size);
+		if (cases[i].frame)
+			h->size = 12;
+		else
+			h->type = 0;
+		skipped = cases[i].frame ? blk->nr_records : 0;
+		blk->payload_crc = mtf_crc32(h, blk->payload_size);
+		blk->header_crc = 0;
+		blk->header_crc = mtf_crc32(blk, blk->header_size);
+		spit(path, b, len);
+		free(b);
+		r = memmon_trace_reader__open(path, NULL);
+		assert_non_null(r);
+		n = 0;
+		/* expect: every other record, no error, the bad one counted */
+		if (memmon_trace_reader__for_each(r, count_cb, &n) !=
+		    (long)(nexpect - skipped) || n != (long)(nexpect - skipped))
+			fail_msg("%s: %ld records, want %llu", cases[i].what, n,
+				 (unsigned long long)(nexpect - skipped));
+		assert_int_equal(memmon_trace_reader__bad_records(r), !!skipped);
+		memmon_trace_reader__close(r);
+	}
+}
+
+struct cutter {
+	const char *path;
+	off_t to;
+	long n, at;
+};
+
+static int cut_cb(void *ctx, const struct memmon_rec_header *rec)
+{
+	struct cutter *c = ctx;
+
+	(void)rec;
+	if (++c->n == c->at)
+		assert_int_equal(truncate(c->path, c->to), 0);
+	return 0;
+}
+
+/*
+ * The file cut short while a reader is in the middle of it (an open
+ * reader, then a pass that truncates from its callback): no SIGBUS, the
+ * records read so far, then -EBADMSG naming where the file ended.
+ */
+static void test_truncated_under_reader(void **state)
+{
+	struct memmon_trace_reader *r;
+	struct cutter c = { 0 };
+	char path[256], want[64];
+	struct stat st;
+	long ret;
+
+	(void)state;
+	path_of(path, sizeof(path), "cut.trace");
+	write_file_chunks(path, 0, 4000, 1024);
+	assert_int_equal(stat(path, &st), 0);
+	r = memmon_trace_reader__open(path, NULL);
+	assert_non_null(r);
+	assert_true(memmon_trace_reader__info(r)->has_index);
+	c.path = path;
+	c.to = st.st_size / 2 & ~(off_t)4095;
+	c.at = 100;
+	ret = memmon_trace_reader__for_each(r, cut_cb, &c);
+	/* expect: a clean error after a partial result, not a signal */
+	assert_int_equal(ret, -EBADMSG);
+	assert_true(c.n > c.at && c.n < (long)nexpect);
+	snprintf(want, sizeof(want), "end of file at offset %llu",
+		 (unsigned long long)c.to);
+	if (!strstr(memmon_trace_reader__errmsg(r), want))
+		fail_msg("message \"%s\" does not say \"%s\"",
+			 memmon_trace_reader__errmsg(r), want);
+	/* expect: a second pass fails the same way, still no signal */
+	c.at = 0;
+	assert_int_equal(memmon_trace_reader__for_each(r, cut_cb, &c), -EBADMSG);
+	memmon_trace_reader__close(r);
+}
+
 static void test_bad_files(void **state)
 {
 	char path[256], err[256];
@@ -514,6 +615,7 @@ static void test_writer_errors(void **state)
 	struct memmon_trace_writer *w;
 	char path[256];
 	__u8 rec[64];
+	size_t len;
 
 	(void)state;
 	assert_int_equal(memmon_trace_writer__close(NULL), 0);
@@ -532,6 +634,10 @@ static void test_writer_errors(void **state)
 	assert_int_equal(memmon_trace_writer__add_chunk(w, 0, rec, 20), -EBADMSG);
 	((struct memmon_rec_header *)rec)->size = 12;
 	assert_int_equal(memmon_trace_writer__add_chunk(w, 0, rec, 32), -EBADMSG);
+	/* whole but short for its type: written, the decoder refuses it */
+	len = make_rec(rec, 0, 1, 0, MEMMON_REC_LOST);
+	assert_int_equal(memmon_trace_writer__add_chunk(w, 0, rec, len), 0);
+	assert_int_equal(memmon_trace_writer__lost(w, 0), 0);
 	/* cpu out of range */
 	make_rec(rec, 0, 1, 1, MEMMON_REC_MARK);
 	assert_int_equal(memmon_trace_writer__add_chunk(w, 2, rec, 32), -EINVAL);
@@ -609,10 +715,11 @@ int main(void)
 		cmocka_unit_test(test_round_trip_plain),
 		cmocka_unit_test(test_round_trip_zstd),
 		cmocka_unit_test(test_many_chunks),
-		cmocka_unit_test(test_map_per_chunk),
 		cmocka_unit_test(test_truncated_every_length),
 		cmocka_unit_test(test_fuzz_corruption),
 		cmocka_unit_test(test_chunk_checksum),
+		cmocka_unit_test(test_bad_record_in_chunk),
+		cmocka_unit_test(test_truncated_under_reader),
 		cmocka_unit_test(test_bad_files),
 		cmocka_unit_test(test_forward_compat),
 		cmocka_unit_test(test_writer_errors),

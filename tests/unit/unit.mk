@@ -53,6 +53,10 @@ UNIT_SAN	:= -fsanitize=address,undefined -fno-sanitize-recover=all \
 # --- driver/ring.h --------------------------------------------------------
 UNIT_TESTS		+= test_ring test_ring_stress test_ring_stress_tsan
 
+UNIT_TESTS		+= test_rec_check
+test_rec_check_SRCS	:= tests/unit/test_rec_check.c
+test_rec_check_CFLAGS	:= $(UNIT_SAN)
+
 test_ring_SRCS		:= tests/unit/test_ring.c
 test_ring_CFLAGS	:= $(UNIT_SAN)
 test_ring_ENV		:= ASAN_OPTIONS=detect_leaks=1

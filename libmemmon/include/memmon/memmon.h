@@ -171,8 +171,10 @@ LIBMEMMON_API int memmon_session__consume_cpu(struct memmon_session *s,
  * Raw access for copying consumers (memmon record): *data is set to the
  * committed bytes of cpu's ring from consumer_pos, a run of whole records
  * at most max_bytes long (contiguous thanks to the double mapping).
- * Returns its length (0: empty), -ENOBUFS if the first record alone is
- * larger than max_bytes, -EBADMSG if the ring holds a malformed header.
+ * Returns its length (0: empty) or -ENOBUFS if the first record alone is
+ * larger than max_bytes. Malformed records at the head are skipped and
+ * counted (memmon_session__bad_records()); the run handed out stops before
+ * the next malformed one.
  * memmon_session__release_cpu() then gives len bytes back ([D]).
  */
 LIBMEMMON_API ssize_t memmon_session__peek_cpu(struct memmon_session *s,
@@ -193,6 +195,16 @@ LIBMEMMON_API int memmon_session__ring_stats(struct memmon_session *s,
 LIBMEMMON_API int memmon_session__ring_overwritten(struct memmon_session *s,
 						   unsigned int cpu,
 						   __u64 *overwritten);
+/*
+ * How many malformed records the readers of this session have skipped so
+ * far, over all CPUs. A record whose length is sound but whose contents are
+ * not (type 0, shorter than its type's struct, a payload length past its
+ * end) is skipped by its length; one whose length cannot be trusted, or a
+ * ring whose producer position is more than ring_size ahead of ours, makes
+ * the reader jump to the producer position: each counts one. The records
+ * after the bad one are delivered; nothing stalls. 0 for NULL. Since 0.5.
+ */
+LIBMEMMON_API __u64 memmon_session__bad_records(const struct memmon_session *s);
 
 #ifdef __cplusplus
 }

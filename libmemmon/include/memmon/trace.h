@@ -4,8 +4,9 @@
  *
  * A writer appends per-CPU chunks of records copied straight from the
  * rings, each with a checksum, then an index and a trailer on close. A
- * reader maps one chunk per CPU at a time and merges the CPUs in time
- * order, so memory stays flat whatever the file size; a file without
+ * reader reads one chunk per CPU at a time (pread(), never a mapping: a
+ * file cut short under it is an error, not a SIGBUS) and merges the CPUs
+ * in time order, so memory stays flat whatever the file size; a file without
  * index (the writer was killed) is read by scanning, and reported as
  * truncated. Corruption is an error that names the file offset.
  */
@@ -39,8 +40,9 @@ memmon_trace_writer__open(const char *path,
 			  const struct memmon_trace_writer_opts *opts);
 /*
  * Append a chunk: len bytes of whole records of one CPU, as peeked from
- * its ring (memmon_session__peek_cpu()). The records are checked (sizes),
- * counted, and written unchanged (or zstd-compressed). -EBADMSG if they
+ * its ring (memmon_session__peek_cpu()). The records are checked (the
+ * framing the readers use: sizes and alignment), counted, and written
+ * unchanged (or zstd-compressed). -EBADMSG, and nothing written, if they
  * are not whole records.
  */
 LIBMEMMON_API int memmon_trace_writer__add_chunk(struct memmon_trace_writer *w,
@@ -95,9 +97,10 @@ memmon_trace_reader__info(const struct memmon_trace_reader *r);
 LIBMEMMON_API const char *memmon_trace_reader__meta(const struct memmon_trace_reader *r);
 /*
  * Every record of the file, merged across CPUs in time order (ties: lower
- * CPU, then file order), zero-copy from the mapped chunk (or from the
- * chunk's decompression buffer). Records of unknown types are delivered
- * too: decoders skip them. Returns the number of records delivered, or a
+ * CPU, then file order), zero-copy from the chunk's buffer (or its
+ * decompression buffer). Records of unknown types are delivered too:
+ * decoders skip them; ones whose length is bad are skipped and counted
+ * (memmon_trace_reader__bad_records()). Returns the number of records delivered, or a
  * negative errno (-EBADMSG: corruption; memmon_trace_reader__errmsg()
  * names the offset). Callback return values as memmon_record_fn.
  */
@@ -115,6 +118,15 @@ LIBMEMMON_API long memmon_trace_reader__for_each(struct memmon_trace_reader *r,
  */
 LIBMEMMON_API int memmon_trace_reader__set_window(struct memmon_trace_reader *r,
 						  __u64 start_ns, __u64 end_ns);
+/*
+ * How many malformed records the passes of memmon_trace_reader__for_each()
+ * have skipped inside chunks whose checksum holds (a file this library
+ * wrote has none): one whose length cannot be trusted is skipped with the
+ * rest of its chunk, and counts one. A record with a sound length but bad
+ * contents is delivered: the decoder refuses it. A damaged chunk (checksum) is an error, not a
+ * skip. 0 for NULL. Since MEMMON_0.5.
+ */
+LIBMEMMON_API __u64 memmon_trace_reader__bad_records(const struct memmon_trace_reader *r);
 /* The last error's message ("" if none). */
 LIBMEMMON_API const char *memmon_trace_reader__errmsg(const struct memmon_trace_reader *r);
 
