@@ -54,6 +54,7 @@
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/smp.h>
+#include <linux/string.h>
 #include <linux/uaccess.h>
 
 /*
@@ -658,7 +659,7 @@ void memmon_session_info(struct memmon_session *s, struct memmon_info *info)
 			 MEMMON_FEAT_SYSCALLS | MEMMON_FEAT_FAULTS |
 			 MEMMON_FEAT_RSS | MEMMON_FEAT_LIFECYCLE |
 			 MEMMON_FEAT_FLUSH_LOST | MEMMON_FEAT_FULL_WAIT |
-			 MEMMON_FEAT_OVERWRITE;
+			 MEMMON_FEAT_OVERWRITE | MEMMON_FEAT_COMM;
 	if (IS_ENABLED(CONFIG_IA32_EMULATION))
 		info->features |= MEMMON_FEAT_COMPAT32;
 	info->events_supported = MEMMON_EV_ALL;
@@ -787,6 +788,53 @@ static bool memmon_may_watch(struct task_struct *task)
 	return capable(CAP_SYS_PTRACE);
 }
 
+/*
+ * The names of @task's threads, one MEMMON_REC_COMM (MEMMON_COMM_WATCH)
+ * each, into @s's own rings, enabled or not (as an unscoped MARK): only the
+ * session that starts watching learns them. Each thread's name is read and
+ * written under its task_lock(), which __set_task_comm() holds around the
+ * task_rename tracepoint: a rename is either already in the name read here
+ * or recorded after it by the rename hook (the process is watched by now),
+ * so the last record of a thread carries its current name. task_lock()
+ * sleeps on PREEMPT_RT, hence RCU (preemptible there) around the walk and
+ * preemption disabled only around each record.
+ * Context: process context, may sleep; @task's reference held.
+ */
+static void memmon_session_comms(struct memmon_session *s,
+				 struct task_struct *task)
+{
+	struct {
+		u32 why;
+		u32 reserved;
+		char comm[MEMMON_COMM_LEN];
+	} body = { .why = MEMMON_COMM_WATCH };
+	const struct memmon_fill_bytes fill = {
+		.body = &body, .body_len = sizeof(body),
+	};
+	struct memmon_rings *rings;
+	struct task_struct *t;
+
+	BUILD_BUG_ON(sizeof(body) != sizeof(struct memmon_rec_comm) -
+				     sizeof(struct memmon_rec_header));
+	BUILD_BUG_ON(MEMMON_COMM_LEN != TASK_COMM_LEN);
+	rings = memmon_session_rings(s);
+	if (IS_ERR(rings))
+		return;	/* no rings, no records: as a full ring would */
+	rcu_read_lock();
+	for_each_thread(task, t) {
+		task_lock(t);
+		strscpy_pad(body.comm, t->comm, sizeof(body.comm));
+		/* Time and ring on one CPU: see memmon_session_mark(). */
+		preempt_disable();
+		__memmon_emit_one(s, rings, smp_processor_id(), t,
+				  MEMMON_REC_COMM, sizeof(body),
+				  memmon_fill_bytes, &fill, ktime_get_ns());
+		preempt_enable();
+		task_unlock(t);
+	}
+	rcu_read_unlock();
+}
+
 /**
  * memmon_session_watch() - MEMMON_IOC_WATCH_ADD and _DEL
  * @s: the session
@@ -841,6 +889,9 @@ int memmon_session_watch(struct memmon_session *s, const struct memmon_watch *w,
 				       w->flags & MEMMON_WATCH_FOLLOW_CHILDREN);
 	else
 		err = -EACCES;
+	/* Under exec_update_lock: no exec renames the threads meanwhile. */
+	if (!err)
+		memmon_session_comms(s, task);
 	up_read(&task->signal->exec_update_lock);
 out_put_task:
 	put_task_struct(task);
