@@ -55,6 +55,8 @@ struct proc {
 	__u64 rss_peak;
 	__u64 marks;
 	char *exe;
+	char comm[MEMMON_COMM_LEN];	/* the name, "" if none was recorded */
+	bool comm_leader;		/* comm is the main thread's */
 	bool exited;
 	__u32 exit_code;
 	__u64 peak_rss_kernel, peak_vm_kernel;
@@ -347,6 +349,9 @@ static void on_fork(struct report *rp, struct proc *parent,
 	c->first_ns = f->hdr.time_ns;
 	if (parent->exe && !c->exe)
 		c->exe = strdup(parent->exe);
+	/* A child starts with its creator's name: no COMM record says so. */
+	if (!c->comm[0])
+		memcpy(c->comm, parent->comm, sizeof(c->comm));
 	/* fork copies the address space (CLONE_VM shares it: same model). */
 	if (!c->map.nr && parent->map.nr) {
 		if (region_map_copy(&c->map, &parent->map)) {
@@ -434,6 +439,16 @@ static int report_cb(void *ctx, const struct memmon_rec_header *rec)
 			p->vm_now = 0;
 			p->anon_now = 0;
 			p->loading = true;
+		}
+		break;
+	}
+	case MEMMON_REC_COMM: {
+		const struct memmon_rec_comm *cm = memmon_rec__comm(rec);
+
+		/* The process is named by its main thread, else any thread. */
+		if (cm && (rec->tid == rec->tgid || !p->comm_leader)) {
+			memcpy(p->comm, cm->comm, sizeof(p->comm));
+			p->comm_leader = rec->tid == rec->tgid;
 		}
 		break;
 	}
@@ -634,6 +649,8 @@ static void print_proc(const struct report *rp, const struct proc *p)
 	__u64 max = 0;
 
 	printf("\nprocess %u", p->tgid);
+	if (p->comm[0])
+		printf(" %s", p->comm);
 	if (p->exe)
 		printf(" (%s)", p->exe);
 	if (p->parent)
@@ -821,6 +838,8 @@ static json_t *proc_json(const struct report *rp, const struct proc *p)
 		json_object_set_new(o, "parent", json_integer(p->parent));
 	if (p->exe)
 		json_object_set_new(o, "exe", json_string(p->exe));
+	if (p->comm[0])
+		json_object_set_new(o, "comm", json_string(p->comm));
 	json_object_set_new(o, "exited", json_boolean(p->exited));
 	if (p->exited) {
 		json_object_set_new(o, "exit_status", json_integer(p->exit_code));
