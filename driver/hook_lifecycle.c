@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * memmon: process lifecycle (MEMMON_REC_FORK, _EXEC, _EXIT) and the watch
- * table's fork/exit callbacks.
+ * memmon: process lifecycle (MEMMON_REC_FORK, _EXEC, _EXIT, _COMM) and the
+ * watch table's fork/exit callbacks.
  *
  * Tracepoints, found by name (the __tracepoint_* symbols are not exported)
  * and attached with tracepoint_probe_register():
@@ -15,6 +15,13 @@
  *   sched_process_exec(p, old_pid, bprm)  after a successful exec, on the
  *       new image: its path is d_path() of bprm->file.
  *   sched_process_exit(p)  in do_exit(), after exit_mm().
+ *   task_rename(task, comm)  in __set_task_comm(), task_lock(task) held
+ *       (a spinlock_t: a sleeping lock on PREEMPT_RT, so nothing here may
+ *       sleep or allocate), before task->comm changes: a COMM record of
+ *       the new name. exec renames too, from begin_new_exec(), with
+ *       current->in_execve set (6.1 and 6.12 both keep that bit over the
+ *       whole of bprm_execve()): that one is left to the exec probe, which
+ *       records the name after the EXEC record.
  *
  * Exit needs two facts sched_process_exit cannot give: whether this is the
  * last thread (do_exit()'s local group_dead: reading signal->live there is
@@ -146,7 +153,7 @@ static void memmon_exit_notes_clear(void)
 }
 
 /*
- * The tracepoint probes. Context of all three: process context, inside the
+ * The tracepoint probes. Context of all four: process context, inside the
  * tracepoint's RCU read side (preemption disabled), never interrupts.
  */
 
@@ -181,6 +188,19 @@ static void memmon_tp_fork(void *data, struct task_struct *parent,
 	memmon_emit_fork(sessions, parent, child, flags, memmon_now());
 }
 
+/* A COMM record of @task named @comm (truncated as __set_task_comm() does). */
+static void memmon_emit_comm(u64 sessions, struct task_struct *task,
+			     const char *comm, u32 why)
+{
+	struct memmon_rec_comm rec;
+
+	memset(&rec, 0, sizeof(rec));
+	rec.why = why;
+	strscpy_pad(rec.comm, comm, sizeof(rec.comm));
+	memmon_emit_rec(sessions, task, MEMMON_REC_COMM, &rec, sizeof(rec),
+			NULL, 0, memmon_now());
+}
+
 static void memmon_tp_exec(void *data, struct task_struct *p, pid_t old_pid,
 			   struct linux_binprm *bprm)
 {
@@ -205,6 +225,26 @@ static void memmon_tp_exec(void *data, struct task_struct *p, pid_t old_pid,
 			rec.path_len + 1, memmon_now());
 	if (buf)
 		memmon_pathbuf_put();
+	/*
+	 * p is current; its name was set in begin_new_exec(). Read without
+	 * task_lock() (preemption is off, and it sleeps on RT): a rename
+	 * racing from another thread writes its own record after this one.
+	 */
+	memmon_emit_comm(sessions, p, p->comm, MEMMON_COMM_EXEC);
+}
+
+static void memmon_tp_rename(void *data, struct task_struct *task,
+			     const char *comm)
+{
+	u64 sessions;
+
+	/* exec's own rename: the exec probe records it (above). */
+	if (task == current && current->in_execve)
+		return;
+	sessions = memmon_hook_sessions(task, MEMMON_EV_LIFECYCLE, 0);
+	if (!sessions)
+		return;
+	memmon_emit_comm(sessions, task, comm, MEMMON_COMM_RENAME);
 }
 
 /* The wait status the parent will read (wait_task_zombie()'s rule). */
@@ -264,6 +304,7 @@ static struct memmon_life_tp memmon_life_tps[] = {
 	{ "sched_process_fork", memmon_tp_fork },
 	{ "sched_process_exec", memmon_tp_exec },
 	{ "sched_process_exit", memmon_tp_exit },
+	{ "task_rename", memmon_tp_rename },
 };
 
 static struct kprobe memmon_taskstats_kp;

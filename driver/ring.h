@@ -59,8 +59,8 @@
  * space it releases; a reader copies records, then re-reads tail_pos with
  * [G]: a record below it may be torn and is discarded.
  */
-#ifndef _MEMMON_RING_H
-#define _MEMMON_RING_H
+#ifndef MEMMON_DRIVER_RING_H
+#define MEMMON_DRIVER_RING_H
 
 #ifdef __KERNEL__
 #include <linux/types.h>
@@ -656,4 +656,4 @@ static inline void memmon_ring_cursor_end(struct memmon_ring_cursor *c)
 	}
 }
 
-#endif /* _MEMMON_RING_H */
+#endif /* MEMMON_DRIVER_RING_H */

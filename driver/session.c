@@ -54,6 +54,7 @@
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/smp.h>
+#include <linux/string.h>
 #include <linux/uaccess.h>
 
 /*
@@ -298,6 +299,8 @@ struct memmon_rings *memmon_session_rings(struct memmon_session *s)
 	return rings;
 }
 
+static void memmon_session_comms_pending(struct memmon_session *s);
+
 /**
  * memmon_session_enable() - start recording (MEMMON_IOC_ENABLE)
  * @s: the session
@@ -339,6 +342,9 @@ int memmon_session_enable(struct memmon_session *s)
 		static_branch_enable(&memmon_active);
 out_unlock_sessions:
 	mutex_unlock(&memmon_sessions_lock);
+	/* With the rename hook attached: see memmon_session_comms(). */
+	if (!err)
+		memmon_session_comms_pending(s);
 out_unlock:
 	mutex_unlock(&s->lock);
 	return err;
@@ -658,7 +664,7 @@ void memmon_session_info(struct memmon_session *s, struct memmon_info *info)
 			 MEMMON_FEAT_SYSCALLS | MEMMON_FEAT_FAULTS |
 			 MEMMON_FEAT_RSS | MEMMON_FEAT_LIFECYCLE |
 			 MEMMON_FEAT_FLUSH_LOST | MEMMON_FEAT_FULL_WAIT |
-			 MEMMON_FEAT_OVERWRITE;
+			 MEMMON_FEAT_OVERWRITE | MEMMON_FEAT_COMM;
 	if (IS_ENABLED(CONFIG_IA32_EMULATION))
 		info->features |= MEMMON_FEAT_COMPAT32;
 	info->events_supported = MEMMON_EV_ALL;
@@ -787,6 +793,72 @@ static bool memmon_may_watch(struct task_struct *task)
 	return capable(CAP_SYS_PTRACE);
 }
 
+/*
+ * The names of @task's threads, one MEMMON_REC_COMM (MEMMON_COMM_WATCH)
+ * each, into @s's own @rings, enabled or not (as an unscoped MARK): only
+ * the session that starts watching learns them. Each thread's name is read
+ * and written under its task_lock(), which __set_task_comm() holds around
+ * the task_rename tracepoint: a rename is either already in the name read
+ * here or recorded after it by the rename hook (attached, and the process
+ * watched, by now), so a thread's last record carries its current name.
+ * task_lock() sleeps on PREEMPT_RT, hence RCU (preemptible there) around
+ * the walk and preemption disabled only around each record.
+ * Context: process context, inside an RCU read side or holding @task.
+ */
+static void memmon_session_comms(struct memmon_session *s,
+				 struct memmon_rings *rings,
+				 struct task_struct *task)
+{
+	struct {
+		u32 why;
+		u32 reserved;
+		char comm[MEMMON_COMM_LEN];
+	} body = { .why = MEMMON_COMM_WATCH };
+	const struct memmon_fill_bytes fill = {
+		.body = &body, .body_len = sizeof(body),
+	};
+	struct task_struct *t;
+
+	BUILD_BUG_ON(sizeof(body) != sizeof(struct memmon_rec_comm) -
+				     sizeof(struct memmon_rec_header));
+	BUILD_BUG_ON(MEMMON_COMM_LEN != TASK_COMM_LEN);
+	rcu_read_lock();
+	for_each_thread(task, t) {
+		task_lock(t);
+		strscpy_pad(body.comm, t->comm, sizeof(body.comm));
+		/* Time and ring on one CPU: see memmon_session_mark(). */
+		preempt_disable();
+		__memmon_emit_one(s, rings, smp_processor_id(), t,
+				  MEMMON_REC_COMM, sizeof(body),
+				  memmon_fill_bytes, &fill, ktime_get_ns());
+		preempt_enable();
+		task_unlock(t);
+	}
+	rcu_read_unlock();
+}
+
+static void memmon_session_comms_one(struct task_struct *task, void *arg)
+{
+	struct memmon_session *s = arg;
+
+	memmon_session_comms(s, memmon_session_rings_peek(s), task);
+}
+
+/*
+ * The names WATCH_ADDs made before the rings existed never recorded: every
+ * watched process's, once, by whoever takes s->comm_pending. Called after
+ * the rings are published and, from ENABLE, after the hooks are attached.
+ * The xchg()s order the flag against the rings' publication: a WATCH_ADD
+ * that set the flag either sees the rings and takes the flag itself, or
+ * ENABLE's xchg() finds it set (its process is in the table by then).
+ * Context: process context, may sleep.
+ */
+static void memmon_session_comms_pending(struct memmon_session *s)
+{
+	if (memmon_session_rings_peek(s) && xchg(&s->comm_pending, 0))
+		memmon_watch_each(s->id, memmon_session_comms_one, s);
+}
+
 /**
  * memmon_session_watch() - MEMMON_IOC_WATCH_ADD and _DEL
  * @s: the session
@@ -804,6 +876,7 @@ static bool memmon_may_watch(struct task_struct *task)
 int memmon_session_watch(struct memmon_session *s, const struct memmon_watch *w,
 			 bool add)
 {
+	struct memmon_rings *rings;
 	struct task_struct *task;
 	struct pid *pid;
 	int err;
@@ -841,6 +914,19 @@ int memmon_session_watch(struct memmon_session *s, const struct memmon_watch *w,
 				       w->flags & MEMMON_WATCH_FOLLOW_CHILDREN);
 	else
 		err = -EACCES;
+	/*
+	 * Under exec_update_lock: no exec renames the threads meanwhile.
+	 * Rings are not created for it: CONFIGURE must still be possible.
+	 */
+	if (!err) {
+		rings = memmon_session_rings_peek(s);
+		if (rings) {
+			memmon_session_comms(s, rings, task);
+		} else {
+			xchg(&s->comm_pending, 1);
+			memmon_session_comms_pending(s);
+		}
+	}
 	up_read(&task->signal->exec_update_lock);
 out_put_task:
 	put_task_struct(task);

@@ -112,6 +112,12 @@ struct memmon_session {
 	u64 events;
 	u64 syscalls;
 	bool enabled;
+	/*
+	 * 1: a WATCH_ADD before the rings existed left its threads' names
+	 * unrecorded; whoever xchg()s it back to 0 records every watched
+	 * process's (memmon_session_comms_pending()).
+	 */
+	int comm_pending;
 	unsigned int read_cpu;
 	u64 flags;
 	struct user_struct *user;

@@ -417,6 +417,39 @@ u32 memmon_watch_list(unsigned int id, struct pid_namespace *ns,
 }
 
 /**
+ * memmon_watch_each() - call @fn for each process session @id watches
+ * @id: the session
+ * @fn: called with the process's thread-group leader, inside the walk's
+ *	RCU read side (it may take task_lock(): RCU readers may block on
+ *	that sleeping lock on PREEMPT_RT, and it does not sleep elsewhere)
+ * @arg: for @fn
+ *
+ * A process added or removed during the walk may or may not be seen.
+ * Context: process context.
+ */
+void memmon_watch_each(unsigned int id,
+		       void (*fn)(struct task_struct *task, void *arg),
+		       void *arg)
+{
+	struct memmon_watched *e;
+	struct task_struct *task;
+	u64 bit = BIT_ULL(id);
+	unsigned int b;
+
+	rcu_read_lock();
+	for (b = 0; b < ARRAY_SIZE(memmon_watch_hash); b++) {
+		hlist_for_each_entry_rcu(e, &memmon_watch_hash[b], node) {
+			if (!(READ_ONCE(e->sessions) & bit))
+				continue;
+			task = pid_task(e->pid, PIDTYPE_TGID);
+			if (task)
+				fn(task, arg);
+		}
+	}
+	rcu_read_unlock();
+}
+
+/**
  * memmon_watch_remove_session() - forget everything a session watches
  * @id: the session, being torn down
  *

@@ -20,6 +20,9 @@ int memmon_watch_del(unsigned int id, struct pid *pid);
 u32 memmon_watch_list(unsigned int id, struct pid_namespace *ns,
 		      struct memmon_watch_entry *out, u32 cap);
 void memmon_watch_remove_session(unsigned int id);
+void memmon_watch_each(unsigned int id,
+		       void (*fn)(struct task_struct *task, void *arg),
+		       void *arg);
 u64 memmon_watch_revoke(struct task_struct *task, u64 keep);
 
 #endif /* MEMMON_DRIVER_WATCH_H */

@@ -83,6 +83,16 @@ const struct memmon_rec_path *memmon_rec__path(const struct memmon_rec_header *r
 	return p;
 }
 
+const struct memmon_rec_comm *memmon_rec__comm(const struct memmon_rec_header *rec)
+{
+	const struct memmon_rec_comm *c;
+
+	c = libmm_view(rec, MEMMON_REC_COMM, sizeof(*c));
+	if (c && !memchr(c->comm, 0, sizeof(c->comm)))
+		return libmm_err_ptr(-EBADMSG);
+	return c;
+}
+
 /* ------------------------------------------------------------------ */
 /* Name tables */
 
@@ -139,6 +149,11 @@ const char *memmon_fault_class__name(unsigned int fclass)
 const char *memmon_fault_result__name(unsigned int result)
 {
 	return MM_NAME_AT(memmon_fresult_names, result);
+}
+
+const char *memmon_comm_why__name(unsigned int why)
+{
+	return MM_NAME_AT(memmon_comm_why_names, why);
 }
 
 /*
@@ -1001,6 +1016,24 @@ static int sb_record(struct strbuf *sb, const struct memmon_rec_header *rec,
 		sb_u64(sb, p->ino);
 		sb_ch(sb, ' ');
 		sb_cstr(sb, (const __u8 *)p->path, p->path_len, 4096);
+		return 0;
+	}
+	case MEMMON_REC_COMM: {
+		const struct memmon_rec_comm *c = memmon_rec__comm(rec);
+		const char *why;
+
+		if (!c)
+			return -EBADMSG;
+		/* "comm rename worker-1": the name escaped as a mark's data. */
+		why = MM_NAME_AT(memmon_comm_why_names, c->why);
+		sb_lit(sb, "comm ");
+		if (why)
+			sb_str(sb, why);
+		else
+			sb_u64(sb, c->why);
+		sb_ch(sb, ' ');
+		sb_cstr(sb, (const __u8 *)c->comm, strlen(c->comm),
+			MEMMON_COMM_LEN);
 		return 0;
 	}
 	default:

@@ -523,6 +523,25 @@ static int json_body(struct strbuf *sb, const struct memmon_rec_header *rec,
 		sb_json_bytes(sb, p->path, p->path_len);
 		return 0;
 	}
+	case MEMMON_REC_COMM: {
+		const struct memmon_rec_comm *c = memmon_rec__comm(rec);
+		const char *why;
+
+		if (!c)
+			return -EBADMSG;
+		why = MM_NAME_AT(memmon_comm_why_names, c->why);
+		sb_lit(sb, ",\"why\":");
+		if (why) {
+			sb_ch(sb, '"');
+			sb_str(sb, why);
+			sb_ch(sb, '"');
+		} else {
+			sb_u64(sb, c->why);
+		}
+		sb_lit(sb, ",\"comm\":");
+		sb_json_bytes(sb, c->comm, strlen(c->comm));
+		return 0;
+	}
 	default:
 		return -ENOMSG;
 	}

@@ -393,6 +393,7 @@ static int rec_event(const struct memmon_rec_header *rec)
 		return MEMMON_EV_RSS;
 	case MEMMON_REC_FORK:
 	case MEMMON_REC_EXEC:
+	case MEMMON_REC_COMM:
 	case MEMMON_REC_EXIT:
 		return MEMMON_EV_LIFECYCLE;
 	case MEMMON_REC_MARK:

@@ -104,6 +104,8 @@ static json_t *proc_json(const struct report *rp, const struct report_proc *p)
 		json_object_set_new(o, "parent", json_integer(p->parent));
 	if (p->exe)
 		json_object_set_new(o, "exe", json_string(p->exe));
+	if (p->comm[0])
+		json_object_set_new(o, "comm", json_string(p->comm));
 	json_object_set_new(o, "exited", json_boolean(p->exited));
 	if (p->exited) {
 		json_object_set_new(o, "exit_status", json_integer(p->exit_code));

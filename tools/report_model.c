@@ -277,6 +277,9 @@ static void on_fork(struct report *rp, struct report_proc *parent,
 	c->first_ns = f->hdr.time_ns;
 	if (parent->exe && !c->exe)
 		c->exe = strdup(parent->exe);
+	/* A child starts with its creator's name: no COMM record says so. */
+	if (!c->comm[0])
+		memcpy(c->comm, parent->comm, sizeof(c->comm));
 	/* fork copies the address space (CLONE_VM shares it: same model). */
 	if (!c->map.nr && parent->map.nr) {
 		if (region_map_copy(&c->map, &parent->map)) {
@@ -364,6 +367,16 @@ int report_add(void *ctx, const struct memmon_rec_header *rec)
 			p->vm_now = 0;
 			p->anon_now = 0;
 			p->loading = true;
+		}
+		break;
+	}
+	case MEMMON_REC_COMM: {
+		const struct memmon_rec_comm *cm = memmon_rec__comm(rec);
+
+		/* The process is named by its main thread, else any thread. */
+		if (cm && (rec->tid == rec->tgid || !p->comm_leader)) {
+			memcpy(p->comm, cm->comm, sizeof(p->comm));
+			p->comm_leader = rec->tid == rec->tgid;
 		}
 		break;
 	}

@@ -51,6 +51,8 @@ struct report_proc {
 	__u64 rss_peak;
 	__u64 marks;
 	char *exe;
+	char comm[MEMMON_COMM_LEN];	/* the name, "" if none was recorded */
+	bool comm_leader;		/* comm is the main thread's */
 	bool exited;
 	__u32 exit_code;
 	__u64 peak_rss_kernel, peak_vm_kernel;

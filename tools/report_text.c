@@ -128,6 +128,8 @@ static void print_proc(const struct report *rp, const struct report_proc *p)
 	__u64 max = 0;
 
 	printf("\nprocess %u", p->tgid);
+	if (p->comm[0])
+		printf(" %s", p->comm);
 	if (p->exe)
 		printf(" (%s)", p->exe);
 	if (p->parent)

@@ -31,6 +31,13 @@ MEMMON_NAMES memmon_rec_type_names[] = {
 	[MEMMON_REC_EXEC]	= "exec",
 	[MEMMON_REC_EXIT]	= "exit",
 	[MEMMON_REC_PATH]	= "path",
+	[MEMMON_REC_COMM]	= "comm",
+};
+
+MEMMON_NAMES memmon_comm_why_names[] = {
+	[MEMMON_COMM_WATCH]	= "watch",
+	[MEMMON_COMM_EXEC]	= "exec",
+	[MEMMON_COMM_RENAME]	= "rename",
 };
 
 MEMMON_NAMES memmon_sys_names[MEMMON_SYS__COUNT] = {

@@ -28,8 +28,8 @@
  * producer's own, so a bad one means the untrusted consumer position is no
  * record boundary.
  */
-#ifndef _MEMMON_REC_CHECK_H
-#define _MEMMON_REC_CHECK_H
+#ifndef MEMMON_UAPI_MEMMON_REC_CHECK_H
+#define MEMMON_UAPI_MEMMON_REC_CHECK_H
 
 #include <linux/types.h>
 #include <linux/memmon.h>
@@ -80,6 +80,7 @@ static inline __u32 memmon_rec_min_size(__u16 type)
 		[MEMMON_REC_EXEC]	= sizeof(struct memmon_rec_exec),
 		[MEMMON_REC_EXIT]	= sizeof(struct memmon_rec_exit),
 		[MEMMON_REC_PATH]	= sizeof(struct memmon_rec_path),
+		[MEMMON_REC_COMM]	= sizeof(struct memmon_rec_comm),
 	};
 
 	return type < MEMMON_REC__COUNT ? min[type] : sizeof(struct memmon_rec_header);
@@ -131,4 +132,4 @@ memmon_rec_check(const struct memmon_rec_header *h, __u64 avail, __u32 *size)
 	return MEMMON_REC_OK;
 }
 
-#endif /* _MEMMON_REC_CHECK_H */
+#endif /* MEMMON_UAPI_MEMMON_REC_CHECK_H */

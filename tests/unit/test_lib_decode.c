@@ -376,6 +376,52 @@ static void test_text_other_records(void **state)
 	check_line(&b.hdr, &o, "[cpu1] 1234/1235 path dev=8:1 ino=4242 \"/x\"");
 }
 
+/* COMM: why by name (a number when unknown), the name escaped like data. */
+static void test_text_comm(void **state)
+{
+	static const struct {
+		__u32 why;
+		const char *comm;
+		const char *want;
+	} c[] = {
+		{ MEMMON_COMM_WATCH, "bash", "comm watch \"bash\"" },
+		{ MEMMON_COMM_EXEC, "true", "comm exec \"true\"" },
+		{ MEMMON_COMM_RENAME, "cm-pthread", "comm rename \"cm-pthread\"" },
+		{ MEMMON_COMM_RENAME, "a b\"\n", "comm rename \"a b\\\"\\n\"" },
+		{ MEMMON_COMM_RENAME, "", "comm rename \"\"" },
+		{ MEMMON_COMM_RENAME, "0123456789abcde", "comm rename \"0123456789abcde\"" },
+		{ 7, "x", "comm 7 \"x\"" },
+	};
+	struct memmon_format_opts o = { .sz = sizeof(o), .flags = MEMMON_FMT_NO_TIME };
+	struct memmon_rec_comm *cm;
+	union rec_buf b;
+	char want[128];
+	size_t i;
+
+	(void)state;
+	assert_int_equal(sizeof(*cm), 48);
+	for (i = 0; i < ARRAY_SIZE(c); i++) {
+		cm = (void *)&b;
+		rec_hdr(&b, MEMMON_REC_COMM, sizeof(*cm));
+		cm->why = c[i].why;
+		strcpy(cm->comm, c[i].comm);
+		snprintf(want, sizeof(want), "[cpu1] 1234/1235 %s", c[i].want);
+		check_line(&b.hdr, &o, want);
+	}
+	assert_string_equal(memmon_comm_why__name(MEMMON_COMM_EXEC), "exec");
+	assert_null(memmon_comm_why__name(7));
+
+	/* 16 bytes without a NUL: malformed */
+	memset(cm->comm, 'x', sizeof(cm->comm));
+	assert_null(memmon_rec__comm(&b.hdr));
+	assert_int_equal(errno, EBADMSG);
+	assert_int_equal(memmon_rec__format(&b.hdr, want, sizeof(want), &o), -EBADMSG);
+	/* shorter than a COMM record */
+	rec_hdr(&b, MEMMON_REC_COMM, sizeof(*cm) - 8);
+	assert_null(memmon_rec__comm(&b.hdr));
+	assert_int_equal(errno, EBADMSG);
+}
+
 static void test_time_formats(void **state)
 {
 	struct memmon_format_opts o = { .sz = sizeof(o), .flags = MEMMON_FMT_MONOTONIC | MEMMON_FMT_NO_CPU };
@@ -509,6 +555,7 @@ int main(void)
 		cmocka_unit_test(test_text_syscalls),
 		cmocka_unit_test(test_text_file_mmap),
 		cmocka_unit_test(test_text_other_records),
+		cmocka_unit_test(test_text_comm),
 		cmocka_unit_test(test_time_formats),
 		cmocka_unit_test(test_malformed_and_unknown),
 		cmocka_unit_test(test_fprint),

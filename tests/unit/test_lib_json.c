@@ -89,6 +89,7 @@ static void test_every_type(void **state)
 		MEMMON_REC_LOST, MEMMON_REC_MARK, MEMMON_REC_SYSCALL,
 		MEMMON_REC_FAULT, MEMMON_REC_RSS, MEMMON_REC_FORK,
 		MEMMON_REC_EXEC, MEMMON_REC_EXIT, MEMMON_REC_PATH,
+		MEMMON_REC_COMM,
 	};
 	struct memmon_format_opts o = { .sz = sizeof(o), .realtime_offset_ns = TEST_OFFSET };
 	union rec_buf b;
@@ -119,6 +120,31 @@ static void test_every_type(void **state)
 		assert_non_null(json_object_get(j, "args"));
 		json_decref(j);
 	}
+}
+
+/* COMM: why by name and the name as a string. */
+static void test_comm(void **state)
+{
+	struct memmon_rec_comm *cm;
+	union rec_buf b;
+	json_t *j;
+
+	(void)state;
+	cm = (void *)&b;
+	rec_hdr(&b, MEMMON_REC_COMM, sizeof(*cm));
+	cm->why = MEMMON_COMM_RENAME;
+	strcpy(cm->comm, "w\"1");
+	j = parse(&b.hdr, NULL);
+	assert_string_equal(str(j, "type"), "comm");
+	assert_string_equal(str(j, "why"), "rename");
+	assert_string_equal(str(j, "comm"), "w\"1");
+	assert_int_equal(num(j, "tid"), 1235);
+	json_decref(j);
+	/* an unknown why: its number */
+	cm->why = 9;
+	j = parse(&b.hdr, NULL);
+	assert_int_equal(num(j, "why"), 9);
+	json_decref(j);
 }
 
 /* A revoked watch reads as the end of the process, and says why. */
@@ -275,6 +301,7 @@ int main(void)
 		cmocka_unit_test(test_every_type),
 		cmocka_unit_test(test_fault),
 		cmocka_unit_test(test_exit_revoked),
+		cmocka_unit_test(test_comm),
 		cmocka_unit_test(test_escaping),
 		cmocka_unit_test(test_unknown_and_errors),
 		cmocka_unit_test(test_format_json),

@@ -31,7 +31,7 @@
 #include <linux/ioctl.h>
 
 #define MEMMON_ABI_MAJOR	1
-#define MEMMON_ABI_MINOR	3
+#define MEMMON_ABI_MINOR	4
 
 #define MEMMON_DEVICE_PATH	"/dev/memmon"
 
@@ -58,6 +58,9 @@
 							 */
 #define MEMMON_FEAT_FULL_WAIT		(1ULL << 12)	/* ABI 1.2:
 							 * MEMMON_FULL_WAIT
+							 */
+#define MEMMON_FEAT_COMM		(1ULL << 13)	/* ABI 1.4:
+							 * MEMMON_REC_COMM records
 							 */
 
 /*
@@ -234,7 +237,7 @@ enum memmon_event {
 	MEMMON_EV_SYSCALL	= 0,	/* MEMMON_REC_SYSCALL (+ MEMMON_REC_PATH) */
 	MEMMON_EV_FAULT		= 1,	/* MEMMON_REC_FAULT */
 	MEMMON_EV_RSS		= 2,	/* MEMMON_REC_RSS */
-	MEMMON_EV_LIFECYCLE	= 3,	/* MEMMON_REC_FORK/EXEC/EXIT */
+	MEMMON_EV_LIFECYCLE	= 3,	/* MEMMON_REC_FORK/EXEC/EXIT/COMM */
 	MEMMON_EV_MARK		= 4,	/* MEMMON_REC_MARK from MARK_WATCHERS */
 	MEMMON_EV__COUNT
 };
@@ -511,6 +514,7 @@ enum memmon_rec_type {
 	MEMMON_REC_EXEC		= 7,	/* struct memmon_rec_exec */
 	MEMMON_REC_EXIT		= 8,	/* struct memmon_rec_exit */
 	MEMMON_REC_PATH		= 9,	/* struct memmon_rec_path */
+	MEMMON_REC_COMM		= 10,	/* ABI 1.4: struct memmon_rec_comm */
 	MEMMON_REC__COUNT
 };
 
@@ -690,6 +694,43 @@ struct memmon_rec_path {
 	__u32 path_len;		/* bytes of path, NUL excluded */
 	__u32 __reserved;
 	char path[];
+};
+
+/* enum memmon_comm_why, stored in memmon_rec_comm.why (__u32). */
+enum memmon_comm_why {
+	MEMMON_COMM_WATCH	= 0,	/* the thread's name when WATCH_ADD
+					 * began watching its process
+					 */
+	MEMMON_COMM_EXEC	= 1,	/* the name exec gave it (after the
+					 * EXEC record)
+					 */
+	MEMMON_COMM_RENAME	= 2,	/* PR_SET_NAME, pthread_setname_np(),
+					 * a write to /proc/PID/task/TID/comm
+					 */
+};
+
+#define MEMMON_COMM_LEN		16	/* the kernel's TASK_COMM_LEN */
+
+/*
+ * ABI 1.4 (MEMMON_FEAT_COMM): a thread's name (comm), hdr.tgid/tid the
+ * thread's. Written once per change, never per event, with the lifecycle
+ * records (MEMMON_EV_LIFECYCLE):
+ *  - WATCH: one per thread of a process that WATCH_ADD starts to watch,
+ *    into the adding session only: at the WATCH_ADD if the session's rings
+ *    exist (after an ENABLE or a MARK), else at its first ENABLE. A rename
+ *    between a WATCH_ADD that recorded at once and the ENABLE is seen only
+ *    if another session has the hooks attached.
+ *  - EXEC: one after each EXEC record, the new image's name.
+ *  - RENAME: one per rename of a watched thread, whoever renames it.
+ * A thread or child that a fork record introduces gets none: it starts
+ * with its creator's name, the one last recorded for hdr.tid of the FORK.
+ * comm[] is NUL-terminated and zero-padded (at most 15 characters).
+ */
+struct memmon_rec_comm {
+	struct memmon_rec_header hdr;
+	__u32 why;		/* enum memmon_comm_why */
+	__u32 __reserved;
+	char comm[MEMMON_COMM_LEN];
 };
 
 #endif /* MEMMON_UAPI_LINUX_MEMMON_H */

@@ -44,6 +44,9 @@ LIBMEMMON_API const struct memmon_rec_exit *
 memmon_rec__exit(const struct memmon_rec_header *rec);
 LIBMEMMON_API const struct memmon_rec_path *
 memmon_rec__path(const struct memmon_rec_header *rec);
+/* ABI 1.4; comm[] NUL-terminated in its 16 bytes, else EBADMSG. */
+LIBMEMMON_API const struct memmon_rec_comm *
+memmon_rec__comm(const struct memmon_rec_header *rec);
 
 /* Names; NULL when unknown. */
 LIBMEMMON_API const char *memmon_rec_type__name(unsigned int type);
@@ -53,6 +56,7 @@ LIBMEMMON_API const char *memmon_event__name(unsigned int ev);
 LIBMEMMON_API int memmon_event__from_name(const char *name);	/* -ENOENT */
 LIBMEMMON_API const char *memmon_fault_class__name(unsigned int fclass);
 LIBMEMMON_API const char *memmon_fault_result__name(unsigned int result);
+LIBMEMMON_API const char *memmon_comm_why__name(unsigned int why);
 /* "ENOMEM"; kernel-internal ones too (ERESTARTSYS); NULL when unknown. */
 LIBMEMMON_API const char *memmon_errno__name(int err);
 /* "Cannot allocate memory", not localised; NULL when unknown. */
