@@ -14,6 +14,7 @@
  * hanging: 100 times the promised delay, not a measure of speed. The
  * blocking reads start asleep (the child's mmap() waits until they are).
  */
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -196,7 +197,15 @@ static void test_read(void)
 	ssize_t n;
 
 	sigaction(SIGALRM, &sa, NULL);
-	/* The rings exist (ENABLE made them) and are empty: read() sleeps. */
+	/*
+	 * ENABLE made the rings and wrote the watched threads' names into
+	 * them (COMM records, ABI 1.4): read those without waiting, so that
+	 * the rings are empty and read() sleeps.
+	 */
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 	go_later(&l, &c, &th);
 	alarmed = 0;
 	alarm(WAIT_MS / 1000);
