@@ -322,9 +322,12 @@ int report_add(void *ctx, const struct memmon_rec_header *rec)
 	p = proc_get(rp, rec->tgid);
 	if (!p)
 		return rp->err;
-	if (!p->first_ns)
-		p->first_ns = rec->time_ns;
-	p->last_ns = rec->time_ns;
+	/* A name is not activity: the span is that of the process's events. */
+	if (rec->type != MEMMON_REC_COMM) {
+		if (!p->first_ns)
+			p->first_ns = rec->time_ns;
+		p->last_ns = rec->time_ns;
+	}
 	if (fault) {
 		on_fault(p, (const struct memmon_rec_fault *)rec);
 		return rp->err;
