@@ -32,6 +32,7 @@ MEMMON_NAMES memmon_rec_type_names[] = {
 	[MEMMON_REC_EXIT]	= "exit",
 	[MEMMON_REC_PATH]	= "path",
 	[MEMMON_REC_COMM]	= "comm",
+	[MEMMON_REC_AUXV]	= "auxv",
 };
 
 MEMMON_NAMES memmon_comm_why_names[] = {

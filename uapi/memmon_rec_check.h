@@ -17,8 +17,9 @@
  *    producer position, the trace reader to the next chunk);
  *  - MEMMON_REC_BAD_BODY: the frame is sound but the record is not: type 0,
  *    or a known type shorter than its struct, or a MARK/EXEC/PATH whose
- *    payload length overruns the record (EXEC/PATH: with its NUL). The
- *    length is good: the reader skips *size bytes;
+ *    payload length overruns the record (EXEC/PATH: with its NUL), or a
+ *    SYSCALL/FAULT whose user stack does not fit in it. The length is
+ *    good: the reader skips *size bytes;
  *  - MEMMON_REC_OK: deliver. A type at or past MEMMON_REC__COUNT is OK
  *    with a sound frame: the ABI promises old readers skip new types by
  *    hdr.size, so only a consumer that decodes can ignore it.
@@ -81,9 +82,27 @@ static inline __u32 memmon_rec_min_size(__u16 type)
 		[MEMMON_REC_EXIT]	= sizeof(struct memmon_rec_exit),
 		[MEMMON_REC_PATH]	= sizeof(struct memmon_rec_path),
 		[MEMMON_REC_COMM]	= sizeof(struct memmon_rec_comm),
+		[MEMMON_REC_AUXV]	= sizeof(struct memmon_rec_auxv),
 	};
 
 	return type < MEMMON_REC__COUNT ? min[type] : sizeof(struct memmon_rec_header);
+}
+
+/*
+ * True if a struct memmon_user_stack at offset @at of the record at @h,
+ * with all its nr entries, lies within the record's @len bytes.
+ */
+static inline int memmon_rec_ustack_fits(const struct memmon_rec_header *h,
+					 __u32 at, __u32 len)
+{
+	const struct memmon_user_stack *st;
+	__u32 nr;
+
+	if (len < at || len - at < sizeof(*st))
+		return 0;
+	st = (const struct memmon_user_stack *)((const __u8 *)h + at);
+	nr = __memmon_rec_once(st->nr);
+	return nr <= (len - at - sizeof(*st)) / sizeof(st->ip[0]);
 }
 
 /*
@@ -124,6 +143,18 @@ memmon_rec_check(const struct memmon_rec_header *h, __u64 avail, __u32 *size)
 	case MEMMON_REC_PATH:
 		n = __memmon_rec_once(((const struct memmon_rec_path *)h)->path_len);
 		if (n >= len - sizeof(struct memmon_rec_path))
+			return MEMMON_REC_BAD_BODY;
+		break;
+	case MEMMON_REC_SYSCALL:
+		n = __memmon_rec_once(((const struct memmon_rec_syscall *)h)->flags);
+		if ((n & MEMMON_SYSF_USTACK) &&
+		    !memmon_rec_ustack_fits(h, sizeof(struct memmon_rec_syscall), len))
+			return MEMMON_REC_BAD_BODY;
+		break;
+	case MEMMON_REC_FAULT:
+		n = __memmon_rec_once(((const struct memmon_rec_fault *)h)->flags);
+		if ((n & MEMMON_FAULTF_USTACK) &&
+		    !memmon_rec_ustack_fits(h, sizeof(struct memmon_rec_fault), len))
 			return MEMMON_REC_BAD_BODY;
 		break;
 	default:

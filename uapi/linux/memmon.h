@@ -31,7 +31,7 @@
 #include <linux/ioctl.h>
 
 #define MEMMON_ABI_MAJOR	1
-#define MEMMON_ABI_MINOR	4
+#define MEMMON_ABI_MINOR	5
 
 #define MEMMON_DEVICE_PATH	"/dev/memmon"
 
@@ -61,6 +61,11 @@
 							 */
 #define MEMMON_FEAT_COMM		(1ULL << 13)	/* ABI 1.4:
 							 * MEMMON_REC_COMM records
+							 */
+#define MEMMON_FEAT_USTACK		(1ULL << 14)	/* ABI 1.5: user stacks
+							 * on syscall and fault
+							 * records, and
+							 * MEMMON_REC_AUXV
 							 */
 
 /*
@@ -261,6 +266,14 @@ enum memmon_sys {
 	MEMMON_SYS__COUNT
 };
 
+/* memmon_events.stack_flags (ABI 1.5) */
+#define MEMMON_STACK_FAULTS	(1U << 0)	/* fault records carry the
+						 * user stack too
+						 */
+#define MEMMON_STACK_FLAGS_MASK	(MEMMON_STACK_FAULTS)
+
+#define MEMMON_STACK_DEPTH_MAX	64	/* frames beyond the first two */
+
 struct memmon_events {
 	__u32 size;		/* in: sizeof(struct memmon_events) */
 	__u32 __reserved;	/* in: zero */
@@ -271,9 +284,19 @@ struct memmon_events {
 				 *     MEMMON_EV_SYSCALL records; unknown bits
 				 *     are -EINVAL
 				 */
+	/* ABI 1.5 (MEMMON_FEAT_USTACK) */
+	__u32 stack_depth;	/* in: frames the frame-pointer walk adds to
+				 *     each user stack, 0..MEMMON_STACK_DEPTH_MAX
+				 *     (larger is -EINVAL); 0 = none: the stack
+				 *     holds its first two entries only
+				 */
+	__u32 stack_flags;	/* in: MEMMON_STACK_*; unknown bits are
+				 *     -EINVAL
+				 */
 };
 
 #define MEMMON_EVENTS_SIZE_VER0	24	/* first published */
+#define MEMMON_EVENTS_SIZE_VER1	32	/* ABI 1.5: stack_depth, stack_flags */
 
 /* ------------------------------------------------------------------------
  * Statistics: MEMMON_IOC_GET_STATS. The same counters are readable without
@@ -515,6 +538,7 @@ enum memmon_rec_type {
 	MEMMON_REC_EXIT		= 8,	/* struct memmon_rec_exit */
 	MEMMON_REC_PATH		= 9,	/* struct memmon_rec_path */
 	MEMMON_REC_COMM		= 10,	/* ABI 1.4: struct memmon_rec_comm */
+	MEMMON_REC_AUXV		= 11,	/* ABI 1.5: struct memmon_rec_auxv */
 	MEMMON_REC__COUNT
 };
 
@@ -555,6 +579,10 @@ struct memmon_rec_mark {
 						 */
 #define MEMMON_SYSF_FILE	(1U << 1)	/* aux = { dev, ino } of the
 						 * mapped file (mmap family)
+						 */
+#define MEMMON_SYSF_USTACK	(1U << 2)	/* ABI 1.5: a struct
+						 * memmon_user_stack follows
+						 * the record's fixed part
 						 */
 
 /*
@@ -613,6 +641,10 @@ enum memmon_fault_result {
 						 */
 #define MEMMON_FAULTF_NEWPAGE	(1U << 3)	/* the page was allocated by
 						 * this fault
+						 */
+#define MEMMON_FAULTF_USTACK	(1U << 4)	/* ABI 1.5: a struct
+						 * memmon_user_stack follows
+						 * the record's fixed part
 						 */
 
 struct memmon_rec_fault {
@@ -731,6 +763,66 @@ struct memmon_rec_comm {
 	__u32 why;		/* enum memmon_comm_why */
 	__u32 __reserved;
 	char comm[MEMMON_COMM_LEN];
+};
+
+/* memmon_user_stack.flags */
+#define MEMMON_USTACK_SP	(1U << 0)	/* ip[1] is the word at the
+						 * user stack pointer
+						 */
+#define MEMMON_USTACK_TRUNCATED	(1U << 1)	/* the walk stopped at
+						 * stack_depth with frames left
+						 */
+#define MEMMON_USTACK_COMPAT	(1U << 2)	/* an ia32 task: ip[0] only */
+
+/*
+ * ABI 1.5 (MEMMON_FEAT_USTACK): the user stack of the thread a syscall or
+ * fault record is about, at the point the record describes, innermost
+ * first. It follows the record's fixed part (at sizeof(struct
+ * memmon_rec_syscall) or sizeof(struct memmon_rec_fault)) when the record's
+ * flags say MEMMON_SYSF_USTACK or MEMMON_FAULTF_USTACK; hdr.size covers it.
+ * Syscall records always carry one; fault records when the session set
+ * MEMMON_STACK_FAULTS.
+ *  - ip[0]: the user instruction pointer: where the syscall returns to (in
+ *    the libc wrapper that made it), or the faulting instruction (a fault in
+ *    kernel mode: the syscall's return address).
+ *  - ip[1], with MEMMON_USTACK_SP: the word at the user stack pointer. When
+ *    ip[0] lies in a function that keeps no frame (libc's syscall wrappers)
+ *    it is that function's return address, the call site a user asks for;
+ *    otherwise it is data. The kernel cannot tell: a reader keeps it only if
+ *    it points into an executable mapping, just after a call instruction.
+ *  - then up to memmon_events.stack_depth return addresses read by following
+ *    the frame-pointer chain from the user's rbp, with non-faulting reads;
+ *    the walk stops at the first frame that is unreadable, not above the
+ *    previous one, or misaligned, and at a zero return address. Code built
+ *    without frame pointers breaks the chain (its entries are then
+ *    meaningless beyond the last function that kept a frame).
+ * Read from user memory the thread can change: a hostile or broken program
+ * controls every entry beyond ip[0].
+ */
+struct memmon_user_stack {
+	__u16 nr;		/* entries in ip[] */
+	__u16 flags;		/* MEMMON_USTACK_* */
+	__u32 __reserved;
+	__u64 ip[];
+};
+
+/*
+ * ABI 1.5 (MEMMON_FEAT_USTACK): where a program was placed, from its
+ * auxiliary vector (getauxval(3)): written after the EXEC record's COMM,
+ * and with the WATCH COMM of a process WATCH_ADD starts to watch (main
+ * thread only). The kernel maps the program and its interpreter itself, so
+ * no syscall record shows where: with the program's ELF file, phdr gives
+ * its load bias (phdr minus the p_vaddr of its PT_PHDR, or of the bytes at
+ * e_phoff), base the interpreter's. A value the vector lacks is 0.
+ */
+struct memmon_rec_auxv {
+	struct memmon_rec_header hdr;
+	__u64 phdr;		/* AT_PHDR: the program headers in memory */
+	__u64 phent;		/* AT_PHENT */
+	__u64 phnum;		/* AT_PHNUM */
+	__u64 entry;		/* AT_ENTRY: the program's entry point */
+	__u64 base;		/* AT_BASE: the interpreter's load address */
+	__u64 vdso;		/* AT_SYSINFO_EHDR: the vDSO's ELF header */
 };
 
 #endif /* MEMMON_UAPI_LINUX_MEMMON_H */
