@@ -209,28 +209,31 @@ static int ring_snapshot(struct memmon_session *s, struct mm_ring *r)
  * does, since no position after a bad length can be trusted. Committed
  * records do not change under us: the check reads each size once.
  */
-static __u32 ring_next(struct memmon_session *s, struct mm_ring *r,
-		       const struct memmon_rec_header **recp)
+static inline __u32 ring_next(struct memmon_session *s, struct mm_ring *r,
+			      const struct memmon_rec_header **recp)
 {
 	const struct memmon_rec_header *rec;
+	__u64 pos = r->pos, snap = r->snap;
 	__u32 size;
 
-	while (r->pos < r->snap) {
-		rec = (const void *)(r->data + (r->pos & s->mask));
-		switch (memmon_rec_check(rec, r->snap - r->pos, &size)) {
+	while (pos < snap) {
+		rec = (const void *)(r->data + (pos & s->mask));
+		switch (memmon_rec_check(rec, snap - pos, &size)) {
 		case MEMMON_REC_OK:
+			r->pos = pos;
 			*recp = rec;
 			return size;
 		case MEMMON_REC_BAD_BODY:
 			s->bad_records++;
-			r->pos += size;
+			pos += size;
 			break;
 		case MEMMON_REC_BAD_FRAME:
 			s->bad_records++;
-			r->pos = r->snap;
+			pos = snap;
 			break;
 		}
 	}
+	r->pos = pos;
 	return 0;
 }
 
@@ -245,26 +248,53 @@ static void ring_commit(struct mm_ring *r, __u64 pos)
 	__atomic_store_n(r->consumer_pos, pos, __ATOMIC_RELEASE);
 }
 
-/* Deliver one CPU's records below its snapshot, in ring order. */
+/*
+ * Deliver one CPU's records below its snapshot, in ring order: ring_next()
+ * unrolled, with the position in a local, since the callback is opaque to
+ * the compiler and every field read through @r would be read again after
+ * each call. r->pos is stored once, at the end (nothing reads it while the
+ * callback runs).
+ */
 static long consume_one(struct memmon_session *s, unsigned int cpu, long *cnt)
 {
 	struct mm_ring *r = &s->rings[cpu];
 	const struct memmon_rec_header *rec;
+	const __u8 *data;
+	__u64 pos, snap, mask;
+	long n = *cnt;
 	__u32 size;
 	int ret = 0, err;
 
 	err = ring_snapshot(s, r);
 	if (err)
 		return err;
-	while ((size = ring_next(s, r, &rec))) {
-		ret = s->fn(s->ctx, rec);
-		r->pos += (__u64)size;
-		if (*cnt < INT_MAX)
-			(*cnt)++;
+	data = r->data;
+	mask = s->mask;
+	pos = r->pos;
+	snap = r->snap;
+	while (pos < snap) {
+		rec = (const void *)(data + (pos & mask));
+		switch (memmon_rec_check(rec, snap - pos, &size)) {
+		case MEMMON_REC_OK:
+			ret = s->fn(s->ctx, rec);
+			pos += size;
+			n++;
+			break;
+		case MEMMON_REC_BAD_BODY:
+			s->bad_records++;
+			pos += size;
+			break;
+		case MEMMON_REC_BAD_FRAME:
+			s->bad_records++;
+			pos = snap;
+			break;
+		}
 		if (ret)
 			break;
 	}
-	ring_commit(r, r->pos);
+	r->pos = pos;
+	*cnt = n;
+	ring_commit(r, pos);
 	return ret;
 }
 
@@ -281,7 +311,7 @@ static int consume_per_cpu(struct memmon_session *s)
 		if (ret > 0)
 			break;
 	}
-	return (int)cnt;
+	return cnt > INT_MAX ? INT_MAX : (int)cnt;
 }
 
 /* Put the head of ring src into the merge if it is due (time <= limit). */
@@ -354,7 +384,7 @@ static int consume_merged(struct memmon_session *s, __u64 limit)
 		return ret;
 	if (err)
 		return err;
-	return (int)cnt;
+	return cnt > INT_MAX ? INT_MAX : (int)cnt;
 }
 
 int memmon_session__set_callback(struct memmon_session *s, memmon_record_fn fn,
@@ -438,7 +468,7 @@ int memmon_session__consume_cpu(struct memmon_session *s, unsigned int cpu)
 	ret = consume_one(s, cpu, &cnt);
 	if (ret < 0)
 		return libmm_err((int)ret);
-	return (int)cnt;
+	return cnt > INT_MAX ? INT_MAX : (int)cnt;
 }
 
 ssize_t memmon_session__peek_cpu(struct memmon_session *s, unsigned int cpu,

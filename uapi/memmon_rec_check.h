@@ -8,8 +8,9 @@
  * Contract of memmon_rec_check(h, avail, &size):
  *  - @h points at @avail readable bytes (any value, 0 included); nothing
  *    outside them is read, whatever they hold;
- *  - h->size is read exactly once and returned in *size: a caller advances
- *    by that value, never by a second read of a header it does not own;
+ *  - *size is the h->size the verdict was reached on (read once per
+ *    decision): a caller advances by that value, never by a second read of
+ *    a header it does not own;
  *  - MEMMON_REC_BAD_FRAME: the size is below a header, not a multiple of
  *    MEMMON_REC_ALIGN, or beyond @avail (or @avail holds no header). The
  *    length cannot be trusted, so neither can the position of any record
@@ -105,12 +106,10 @@ static inline int memmon_rec_ustack_fits(const struct memmon_rec_header *h,
 	return nr <= (len - at - sizeof(*st)) / sizeof(st->ip[0]);
 }
 
-/*
- * memmon_rec_check() - validate the record at @h; see the contract above.
- * Context: any; reads at most @avail bytes at @h, nothing else.
- */
+/* memmon_rec_check()'s whole decision; it answers the common case itself. */
 static inline enum memmon_rec_verdict
-memmon_rec_check(const struct memmon_rec_header *h, __u64 avail, __u32 *size)
+memmon_rec_check_slow(const struct memmon_rec_header *h, __u64 avail,
+		      __u32 *size)
 {
 	__u32 len, n;
 	__u16 type;
@@ -161,6 +160,58 @@ memmon_rec_check(const struct memmon_rec_header *h, __u64 avail, __u32 *size)
 		break;
 	}
 	return MEMMON_REC_OK;
+}
+
+
+/* Types whose record has more to check than its length. */
+#define MEMMON_REC_VARIABLE	((1U << MEMMON_REC_MARK) | (1U << MEMMON_REC_EXEC) | \
+				 (1U << MEMMON_REC_PATH) | (1U << MEMMON_REC_SYSCALL) | \
+				 (1U << MEMMON_REC_FAULT))
+
+/*
+ * memmon_rec_check() - validate the record at @h; see the contract above.
+ * Context: any; reads at most @avail bytes at @h, nothing else.
+ *
+ * A drain calls it per record: the common verdicts, a framed record of a
+ * known fixed-size type and a syscall or fault record with no user stack
+ * or one that fits, are reached with each field read once and no table but the
+ * sizes; everything else goes through memmon_rec_check_slow(), which
+ * decides alone (the fast path only ever answers OK, and only where the
+ * slow path would).
+ */
+static inline enum memmon_rec_verdict
+memmon_rec_check(const struct memmon_rec_header *h, __u64 avail, __u32 *size)
+{
+	const struct memmon_rec_syscall *sc;
+	const struct memmon_rec_fault *flt;
+	__u32 len;
+	__u16 type;
+
+	if (avail < sizeof(*h))
+		return memmon_rec_check_slow(h, avail, size);
+	len = __memmon_rec_once(h->size);
+	type = __memmon_rec_once(h->type);
+	if (type >= MEMMON_REC__COUNT || len > avail ||
+	    len % MEMMON_REC_ALIGN || len < memmon_rec_min_size(type))
+		return memmon_rec_check_slow(h, avail, size);
+	*size = len;
+	if (!((MEMMON_REC_VARIABLE >> type) & 1))
+		return MEMMON_REC_OK;
+	if (type == MEMMON_REC_FAULT) {
+		flt = (const struct memmon_rec_fault *)h;
+		if (!(__memmon_rec_once(flt->flags) & MEMMON_FAULTF_USTACK) ||
+		    memmon_rec_ustack_fits(h, sizeof(*flt), len))
+			return MEMMON_REC_OK;
+		return MEMMON_REC_BAD_BODY;
+	}
+	if (type == MEMMON_REC_SYSCALL) {
+		sc = (const struct memmon_rec_syscall *)h;
+		if (!(__memmon_rec_once(sc->flags) & MEMMON_SYSF_USTACK) ||
+		    memmon_rec_ustack_fits(h, sizeof(*sc), len))
+			return MEMMON_REC_OK;
+		return MEMMON_REC_BAD_BODY;
+	}
+	return memmon_rec_check_slow(h, avail, size);
 }
 
 #endif /* MEMMON_UAPI_MEMMON_REC_CHECK_H */
