@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <sys/types.h>
+#include <memmon/decode.h>
 #include <memmon/trace.h>
 
 /* One end of --time: relative seconds, a marker's text, or open. */

@@ -162,7 +162,6 @@ memmon_rec_check_slow(const struct memmon_rec_header *h, __u64 avail,
 	return MEMMON_REC_OK;
 }
 
-
 /* Types whose record has more to check than its length. */
 #define MEMMON_REC_VARIABLE	((1U << MEMMON_REC_MARK) | (1U << MEMMON_REC_EXEC) | \
 				 (1U << MEMMON_REC_PATH) | (1U << MEMMON_REC_SYSCALL) | \

@@ -290,9 +290,7 @@ struct memmon_events {
 				 *     (larger is -EINVAL); 0 = none: the stack
 				 *     holds its first two entries only
 				 */
-	__u32 stack_flags;	/* in: MEMMON_STACK_*; unknown bits are
-				 *     -EINVAL
-				 */
+	__u32 stack_flags;	/* in: MEMMON_STACK_FAULTS, or -EINVAL */
 };
 
 #define MEMMON_EVENTS_SIZE_VER0	24	/* first published */
