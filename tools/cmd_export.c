@@ -39,7 +39,7 @@ static const struct {
 	[CSV_RSS] = { "rss.csv", "time_ns,cpu,tgid,tid,anon,file,shmem,swap" },
 	[CSV_LIFECYCLE] = { "lifecycle.csv", "time_ns,cpu,tgid,tid,event,child_tgid,"
 			    "child_tid,thread,path,exit_status,exit_code,group,"
-			    "peak_rss,peak_vm" },
+			    "peak_rss,peak_vm,comm,comm_why" },
 	[CSV_MARKS] = { "marks.csv", "time_ns,cpu,tgid,tid,text" },
 	[CSV_LOST] = { "lost.csv", "time_ns,cpu,count,first_ns,last_ns" },
 };
@@ -288,6 +288,29 @@ static int chrome_seen(struct export_ctx *c, __u32 pid, __u32 tid)
 	return 0;
 }
 
+/*
+ * A thread's name (COMM): its thread_name, and its process's name when it
+ * is the main thread. Metadata events are not ordered in the Trace Event
+ * Format: the last one written wins, the name the thread ended with.
+ */
+static int chrome_comm(struct export_ctx *c, const struct memmon_rec_header *rec)
+{
+	const struct memmon_rec_comm *cm = memmon_rec__comm(rec);
+	size_t len;
+	int ret;
+
+	if (!cm)
+		return -EBADMSG;
+	ret = chrome_seen(c, rec->tgid, rec->tid);
+	if (ret)
+		return ret;
+	len = strnlen(cm->comm, sizeof(cm->comm));
+	if (rec->tid == rec->tgid)
+		chrome_meta(c, "process_name", rec->tgid, rec->tid, cm->comm, len);
+	chrome_meta(c, "thread_name", rec->tgid, rec->tid, cm->comm, len);
+	return 0;
+}
+
 /* The common head of an event, up to and including "tid". */
 static void chrome_head(struct export_ctx *c, const char *name, size_t len,
 			const char *cat, const char *ph, __u64 ts_ns,
@@ -445,8 +468,10 @@ static int chrome_rec(struct export_ctx *c, const struct memmon_rec_header *rec)
 		if (ret)
 			return ret;
 		break;
+	case MEMMON_REC_COMM:
+		return chrome_comm(c, rec);
 	default:
-		return 0;	/* PATH: decoding only; unknown types skipped */
+		return 0;	/* PATH, AUXV: decoding only; unknown types skipped */
 	}
 	/* at most one is not NULL: the record's type, if its size is right */
 	sc = memmon_rec__syscall(rec);
@@ -560,6 +585,26 @@ static void csv_head(FILE *f, const struct memmon_rec_header *rec)
 		rec->tgid, rec->tid);
 }
 
+/* A COMM: a lifecycle row "comm" with the name and why it was written. */
+static int csv_comm(struct export_ctx *c, const struct memmon_rec_header *rec)
+{
+	const struct memmon_rec_comm *cm = memmon_rec__comm(rec);
+	FILE *f = c->t[CSV_LIFECYCLE];
+	const char *why;
+
+	if (!cm)
+		return -EBADMSG;
+	csv_head(f, rec);
+	fputs("comm,,,,,,,,,,", f);
+	csv_str(f, cm->comm, strnlen(cm->comm, sizeof(cm->comm)));
+	why = memmon_comm_why__name(cm->why);
+	if (why)
+		fprintf(f, ",%s\n", why);
+	else
+		fprintf(f, ",%u\n", cm->why);
+	return 0;
+}
+
 static int csv_rec(struct export_ctx *c, const struct memmon_rec_header *rec)
 {
 	const struct memmon_rec_syscall *sc;
@@ -575,9 +620,11 @@ static int csv_rec(struct export_ctx *c, const struct memmon_rec_header *rec)
 	FILE *f;
 	int i;
 
-	if (rec->type == MEMMON_REC_PATH || rec->type >= MEMMON_REC__COUNT ||
-	    !rec->type)
+	if (rec->type == MEMMON_REC_PATH || rec->type == MEMMON_REC_AUXV ||
+	    rec->type >= MEMMON_REC__COUNT || !rec->type)
 		return 0;
+	if (rec->type == MEMMON_REC_COMM)
+		return csv_comm(c, rec);
 	sc = memmon_rec__syscall(rec);
 	ft = memmon_rec__fault(rec);
 	rs = memmon_rec__rss(rec);
@@ -641,21 +688,21 @@ static int csv_rec(struct export_ctx *c, const struct memmon_rec_header *rec)
 	} else if (fk) {
 		f = c->t[CSV_LIFECYCLE];
 		csv_head(f, rec);
-		fprintf(f, "fork,%u,%u,%d,,,,,,", fk->child_tgid, fk->child_tid,
+		fprintf(f, "fork,%u,%u,%d,,,,,,,,", fk->child_tgid, fk->child_tid,
 			!!(fk->flags & MEMMON_FORKF_THREAD));
 	} else if (ex) {
 		f = c->t[CSV_LIFECYCLE];
 		csv_head(f, rec);
 		fputs("exec,,,,", f);
 		csv_str(f, ex->path, strnlen(ex->path, ex->path_len));
-		fputs(",,,,,", f);
+		fputs(",,,,,,,", f);
 	} else if (xt) {
 		f = c->t[CSV_LIFECYCLE];
 		csv_head(f, rec);
 		memmon_wait_status__format(buf, sizeof(buf), xt->code);
 		fputs("exit,,,,,", f);
 		csv_cstr(f, buf);
-		fprintf(f, ",%u,%d,%llu,%llu", xt->code,
+		fprintf(f, ",%u,%d,%llu,%llu,,", xt->code,
 			!!(xt->flags & MEMMON_EXITF_GROUP),
 			(unsigned long long)xt->peak_rss,
 			(unsigned long long)xt->peak_vm);
