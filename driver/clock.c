@@ -6,8 +6,8 @@
  * consumers merge the CPUs' rings by and compare with their own
  * clock_gettime(). A syscall or fault record also says how long the call
  * took, and that needed a second read of the same clock at entry: two
- * ktime_get() were ~100 of the ~550 instructions a watched fault costs
- * (icount VM, docs/benchmarks.md).
+ * ktime_get() are a large share of what a watched fault costs
+ * (docs/benchmarks.md has the figures).
  *
  * Where timekeeping itself counts the TSC (its clocksource is "tsc"), the
  * kernel has found the TSC constant and synchronised across CPUs, and a
@@ -15,7 +15,7 @@
  * timekeeping was registered with (tsc_khz): rdtsc_ordered() is a few
  * instructions. NTP's slewing (parts per million) is not applied; a
  * duration is not a time of day. Elsewhere (HPET, ACPI PM timer, kvmclock,
- * Xen), ktime_get_ns() at both ends, as before.
+ * Xen), ktime_get_ns() at both ends.
  *
  * Is the clocksource the TSC? The kernel does not say to modules; but
  * ktime_get_snapshot() returns the clocksource's counter as read, which

@@ -6,9 +6,8 @@
  * Why. A kretprobe (hooks.c's filter firing it) costs a watched fault the
  * ftrace trampoline, the kretprobe's pre-handler and instance pool, and
  * the return through the kernel's rethook trampoline, which saves and
- * restores every register: measured at +9.2 % of a fault loop with both
- * handlers empty (docs/benchmarks.md), twice the whole budget of the
- * traced-fault target. This trampoline is called by handle_mm_fault()'s
+ * restores every register: with both handlers empty that alone costs more
+ * than a traced fault may (docs/benchmarks.md). This trampoline is called by handle_mm_fault()'s
  * fentry site itself (register_ftrace_direct()): a task of this
  * CPU's quiet process (emit.h) pays a call and four instructions; a
  * watched one a C call at entry, the function called from here, and a C

@@ -30,8 +30,8 @@
  * MMU follows it: present and not a leaf (no PSE) is a table, whatever its
  * other bits; pgd_bad()'s and pud_bad()'s stricter tests, and the paravirt
  * accessors with the masks they recompute from physical_mask and
- * sme_me_mask at every level, made the walk ~140 instructions of a watched
- * fault's ~700. An entry the MMU would not follow as a table is "nothing
+ * sme_me_mask at every level, made the walk a large share of a watched
+ * fault's cost (docs/benchmarks.md). An entry the MMU would not follow as a table is "nothing
  * mapped" at the upper levels, as a bad one is in the generic walk. Leaves
  * (huge pages) and non-present PMDs read as the generic walk reads them.
  * Under Xen PV, the generic walk, with the kernel's accessors. It can be

@@ -137,8 +137,8 @@ static unsigned int memmon_gates_armed;
  * stores exactly those in the pt_regs inside struct ftrace_regs (ax, cx,
  * dx, si, di, r8, r9, bp, ip and sp, with cs zero so that
  * ftrace_get_regs() says "partial"; checked on Debian's 6.1 in its
- * disassembly), and it does ~26 fewer instructions than ftrace_regs_caller
- * on every call of every task. Elsewhere the whole registers are asked for.
+ * disassembly), and it is cheaper than ftrace_regs_caller, on every call
+ * of every task. Elsewhere the whole registers are asked for.
  */
 #if defined(CONFIG_X86_64) && defined(CONFIG_HAVE_DYNAMIC_FTRACE_WITH_ARGS)
 #define MEMMON_FILTER_OPS_FLAGS 0
@@ -226,9 +226,8 @@ out:
  * The common case, a task of this CPU's quiet process (emit.h,
  * memmon_watch_quiet), is one compare and a count, each a single
  * per-CPU instruction, so it needs neither a stack frame nor preemption
- * disabled: seven instructions with the return, where the verdict's test
- * took 22 (measured per fault: the trampoline and this are all an
- * unwatched task pays). It does not even test memmon_active: the quiet
+ * disabled: a few instructions with the return (the trampoline and this
+ * are all an unwatched task pays). It does not even test memmon_active: the quiet
  * process is watched by no session, enabled or not. The rest is
  * memmon_filter_slow(), a tail call with the arguments in the same
  * registers.
