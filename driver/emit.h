@@ -142,6 +142,8 @@ struct memmon_masks {
 	u64 enabled;
 	u64 ev[MEMMON_EV__COUNT];
 	u64 sys[MEMMON_SYS__COUNT];
+	u64 stack_faults;	/* sessions with MEMMON_STACK_FAULTS */
+	u32 stack_depth;	/* the largest stack_depth of any of them */
 };
 
 extern struct memmon_masks memmon_masks;
@@ -174,8 +176,12 @@ static __always_inline u64 memmon_want(u64 sessions, enum memmon_event ev,
 void memmon_emit(u64 sessions, struct task_struct *task, u16 type,
 		 const void *body, u32 body_len,
 		 const void *tail, u32 tail_len, u64 time_ns);
+struct memmon_ustack;
+void memmon_emit_stacked(u64 sessions, struct task_struct *task, u16 type,
+			 const void *body, u32 body_len, u32 flags_off, u32 flag,
+			 const struct memmon_ustack *st, u64 time_ns);
 void memmon_emit_syscall(u64 sessions, const struct memmon_rec_syscall *rec,
-			 u64 time_ns);
+			 const struct memmon_ustack *st, u64 time_ns);
 void memmon_emit_fork(u64 sessions, struct task_struct *parent,
 		      struct task_struct *child, u32 flags, u64 time_ns);
 

@@ -116,18 +116,27 @@ static __always_inline void __memmon_emit_one(struct memmon_session *s,
 }
 
 /*
+ * The bytes after the header of session @s's copy of a record whose length
+ * depends on the session (a user stack cut to its depth). Called once per
+ * session and record; @fill then finds the same length in hdr->size.
+ */
+typedef u64 (*memmon_len_t)(const struct memmon_session *s, const void *ctx);
+
+/*
  * The loop over the sessions of memmon_emit(), for a record of @body_len
- * bytes after its header that @fill writes from @ctx. Inline: memmon_emit(),
- * memmon_emit_syscall() (session.c) and the fault hook (hook_faults.c) each
- * have their own copy, in which a constant @body_len folds the size
- * arithmetic away and @fill compiles in.
+ * bytes after its header (or @len's, per session, if not NULL) that @fill
+ * writes from @ctx. Inline: memmon_emit(), memmon_emit_syscall()
+ * (session.c) and the fault hook (hook_faults.c) each have their own copy,
+ * in which a constant @body_len folds the size arithmetic away and @fill
+ * compiles in.
  * Contexts and rules: memmon_emit()'s.
  */
-static __always_inline void __memmon_emit_fill(u64 sessions,
-					       struct task_struct *task,
-					       u16 type, u64 body_len,
-					       memmon_fill_t fill,
-					       const void *ctx, u64 time_ns)
+static __always_inline void __memmon_emit_fill_len(u64 sessions,
+						   struct task_struct *task,
+						   u16 type, u64 body_len,
+						   memmon_len_t len,
+						   memmon_fill_t fill,
+						   const void *ctx, u64 time_ns)
 {
 	struct memmon_session *s;
 	struct memmon_rings *rings;
@@ -143,10 +152,22 @@ static __always_inline void __memmon_emit_fill(u64 sessions,
 			continue;
 		rings = memmon_session_rings_peek(s);
 		if (likely(rings))
-			__memmon_emit_one(s, rings, cpu, task, type, body_len,
+			__memmon_emit_one(s, rings, cpu, task, type,
+					  len ? len(s, ctx) : body_len,
 					  fill, ctx, time_ns);
 	}
 	preempt_enable_notrace();
+}
+
+/* __memmon_emit_fill_len() of a record whose length is @body_len for all. */
+static __always_inline void __memmon_emit_fill(u64 sessions,
+					       struct task_struct *task,
+					       u16 type, u64 body_len,
+					       memmon_fill_t fill,
+					       const void *ctx, u64 time_ns)
+{
+	__memmon_emit_fill_len(sessions, task, type, body_len, NULL, fill, ctx,
+			       time_ns);
 }
 
 /* A body given as bytes: @body, then @tail (memmon_emit()'s arguments). */

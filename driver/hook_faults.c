@@ -90,6 +90,7 @@
 #include "hook_faults.h"
 #include "fault_walk.h"
 #include "emit_inline.h"
+#include "ustack.h"
 
 #include <linux/hugetlb.h>
 #include <linux/kprobes.h>
@@ -202,6 +203,7 @@ static unsigned long memmon_user_ip(void)
  */
 struct memmon_fault_fill {
 	const struct memmon_fault_call *call;
+	const struct memmon_ustack *st;		/* memmon_fault_fill_stacked() */
 	u64 duration_ns;
 	u64 pfn;
 	u32 result;
@@ -234,6 +236,56 @@ static __always_inline void memmon_fault_fill(struct memmon_rec_header *hdr,
 	rec->flags = pfn ? f->flags : f->flags & ~MEMMON_FAULTF_PFN;
 	rec->duration_ns = f->duration_ns;
 	rec->pfn = pfn ? f->pfn : 0;
+}
+
+/* A fault record and the stack, as deep as session @s asked. */
+static __always_inline u64 memmon_fault_stacked_len(const struct memmon_session *s,
+						    const void *ctx)
+{
+	const struct memmon_fault_fill *f = ctx;
+
+	return sizeof(struct memmon_rec_fault) - sizeof(struct memmon_rec_header) +
+	       memmon_ustack_bytes(memmon_ustack_nr(f->st, READ_ONCE(s->stack_depth)));
+}
+
+static __always_inline void memmon_fault_fill_stacked(struct memmon_rec_header *hdr,
+						      const struct memmon_session *s,
+						      const void *ctx)
+{
+	struct memmon_rec_fault *rec = container_of(hdr, struct memmon_rec_fault, hdr);
+	const struct memmon_fault_fill *f = ctx;
+	/* What memmon_fault_stacked_len() gave @s: 8-byte parts, no padding. */
+	u32 nr = (hdr->size - sizeof(*rec) - sizeof(struct memmon_user_stack)) /
+		 sizeof(u64);
+
+	memmon_fault_fill(hdr, s, ctx);
+	rec->flags |= MEMMON_FAULTF_USTACK;
+	memmon_ustack_put(rec + 1, f->st, nr);
+}
+
+/*
+ * The fault's record with the user stack, for the sessions in @stacked
+ * (MEMMON_STACK_FAULTS). Out of line: the stack's buffer is not the
+ * common fault's to carry. Context: memmon_fault_end()'s.
+ */
+static noinline void memmon_fault_emit_stacked(u64 stacked,
+					       struct memmon_fault_fill *f,
+					       u64 now)
+{
+	struct memmon_ustack st;
+
+	memmon_ustack_walk(&st, READ_ONCE(memmon_masks.stack_depth));
+	f->st = &st;
+	if (!st.nr) {
+		__memmon_emit_fill(stacked, current, MEMMON_REC_FAULT,
+				   sizeof(struct memmon_rec_fault) -
+				   sizeof(struct memmon_rec_header),
+				   memmon_fault_fill, f, now);
+		return;
+	}
+	__memmon_emit_fill_len(stacked, current, MEMMON_REC_FAULT, 0,
+			       memmon_fault_stacked_len,
+			       memmon_fault_fill_stacked, f, now);
 }
 
 /*
@@ -312,7 +364,7 @@ static __always_inline void memmon_fault_end(const struct memmon_fault_call *cal
 	 */
 	struct memmon_fault_fill f __uninitialized;
 	unsigned long pfn = 0;
-	u64 sessions, now;
+	u64 sessions, stacked, now;
 	bool pte_level = false;	/* state is a PTE's, not a huge page's */
 	u32 flags = 0;
 
@@ -369,6 +421,13 @@ static __always_inline void memmon_fault_end(const struct memmon_fault_call *cal
 	f.flags = flags;
 	f.duration_ns = memmon_span_ns(call->start, call->start_tsc, now);
 	f.pfn = pfn;
+	stacked = sessions & READ_ONCE(memmon_masks.stack_faults);
+	if (unlikely(stacked)) {
+		memmon_fault_emit_stacked(stacked, &f, now);
+		sessions &= ~stacked;
+		if (!sessions)
+			return;
+	}
 	__memmon_emit_fill(sessions, current, MEMMON_REC_FAULT,
 			   sizeof(struct memmon_rec_fault) - sizeof(struct memmon_rec_header),
 			   memmon_fault_fill, &f, now);
@@ -490,6 +549,26 @@ static u32 memmon_badarea_class(struct mm_struct *mm, unsigned long addr)
 	return fclass;
 }
 
+/* As memmon_fault_emit_stacked(), for a fault no handler took. */
+static noinline void memmon_badarea_emit_stacked(u64 stacked,
+						 const struct memmon_rec_fault *rec,
+						 u64 now)
+{
+	struct memmon_ustack st;
+
+	memmon_ustack_walk(&st, READ_ONCE(memmon_masks.stack_depth));
+	if (!st.nr) {
+		memmon_emit_rec(stacked, current, MEMMON_REC_FAULT, rec,
+				sizeof(*rec), NULL, 0, now);
+		return;
+	}
+	memmon_emit_stacked(stacked, current, MEMMON_REC_FAULT,
+			    (const u8 *)rec + sizeof(rec->hdr),
+			    sizeof(*rec) - sizeof(rec->hdr),
+			    offsetof(struct memmon_rec_fault, flags) - sizeof(rec->hdr),
+			    MEMMON_FAULTF_USTACK, &st, now);
+}
+
 static int memmon_badarea_pre(struct kprobe *kp, struct pt_regs *regs)
 {
 	struct pt_regs *fregs = (struct pt_regs *)regs->di;
@@ -497,7 +576,7 @@ static int memmon_badarea_pre(struct kprobe *kp, struct pt_regs *regs)
 	unsigned long addr = regs->dx;
 	struct memmon_rec_fault rec;
 	bool access_error = false;
-	u64 sessions, now;
+	u64 sessions, stacked, now;
 
 	/* Kernel addresses (vmalloc faults, oopses) and nofault probes. */
 	if (addr >= TASK_SIZE_MAX || pagefault_disabled())
@@ -533,6 +612,11 @@ static int memmon_badarea_pre(struct kprobe *kp, struct pt_regs *regs)
 	if (access_error && current->mm)
 		rec.fclass = memmon_badarea_class(current->mm, addr);
 	rec.result = MEMMON_FRES_SIGSEGV;
+	stacked = sessions & READ_ONCE(memmon_masks.stack_faults);
+	if (unlikely(stacked)) {
+		memmon_badarea_emit_stacked(stacked, &rec, now);
+		sessions &= ~stacked;
+	}
 	memmon_emit_rec(sessions, current, MEMMON_REC_FAULT, &rec, sizeof(rec),
 			NULL, 0, now);
 	return 0;

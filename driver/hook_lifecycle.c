@@ -39,6 +39,7 @@
 #include "memmon.h"
 #include "hooks.h"
 #include "reserve.h"
+#include "ustack.h"
 
 #include <linux/binfmts.h>
 #include <linux/err.h>
@@ -231,6 +232,14 @@ static void memmon_tp_exec(void *data, struct task_struct *p, pid_t old_pid,
 	 * racing from another thread writes its own record after this one.
 	 */
 	memmon_emit_comm(sessions, p, p->comm, MEMMON_COMM_EXEC);
+	/* Where the new image was placed (p is current: its mm is stable). */
+	if (p->mm) {
+		struct memmon_rec_auxv av;
+
+		memmon_auxv_fill(p->mm, &av);
+		memmon_emit_rec(sessions, p, MEMMON_REC_AUXV, &av, sizeof(av),
+				NULL, 0, memmon_now());
+	}
 }
 
 static void memmon_tp_rename(void *data, struct task_struct *task,

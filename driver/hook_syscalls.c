@@ -55,6 +55,7 @@
 #include "memmon.h"
 #include "hooks.h"
 #include "reserve.h"
+#include "ustack.h"
 
 #include <linux/atomic.h>
 #include <linux/err.h>
@@ -458,6 +459,7 @@ static int memmon_sys_return(struct kretprobe_instance *ri, struct pt_regs *regs
 	const struct memmon_sys_call *call = (const void *)ri->data;
 	/* memset() below, once wanted (see memmon_fault_return()). */
 	struct memmon_rec_syscall rec __uninitialized;
+	struct memmon_ustack st __uninitialized;
 	u64 sessions, now;
 
 	/* Re-evaluated: a session may have stopped watching meanwhile. */
@@ -486,7 +488,9 @@ static int memmon_sys_return(struct kretprobe_instance *ri, struct pt_regs *regs
 	/* After any PATH record: see "PATH records" above. */
 	now = memmon_now();
 	rec.duration_ns = memmon_span_ns(call->start, call->start_tsc, now);
-	memmon_emit_syscall(sessions, &rec, now);
+	/* The user stack at the call, as deep as any session asked. */
+	memmon_ustack_walk(&st, READ_ONCE(memmon_masks.stack_depth));
+	memmon_emit_syscall(sessions, &rec, &st, now);
 	return 0;
 }
 

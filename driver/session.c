@@ -35,6 +35,7 @@
 #include "exec_guard.h"
 #include "full_wait.h"
 #include "user_limits.h"
+#include "ustack.h"
 #include "watch.h"
 
 #include <linux/bitops.h>
@@ -169,18 +170,92 @@ void memmon_emit(u64 sessions, struct task_struct *task, u16 type,
 		      time_ns);
 }
 
+/* A record's fixed body and the user stack that follows it. */
+struct memmon_stacked_fill {
+	const u8 *body;
+	u32 body_len;
+	u32 flags_off;		/* of the body's __u32 flags */
+	u32 flag;		/* its *_USTACK bit */
+	const struct memmon_ustack *st;
+};
+
+/* The stack as deep as session @s asked (read once: the fill uses hdr->size). */
+static __always_inline u64 memmon_stacked_len(const struct memmon_session *s,
+					      const void *ctx)
+{
+	const struct memmon_stacked_fill *f = ctx;
+
+	return f->body_len +
+	       memmon_ustack_bytes(memmon_ustack_nr(f->st, READ_ONCE(s->stack_depth)));
+}
+
+static __always_inline void memmon_stacked_fill(struct memmon_rec_header *hdr,
+						const struct memmon_session *s,
+						const void *ctx)
+{
+	const struct memmon_stacked_fill *f = ctx;
+	u8 *p = (u8 *)(hdr + 1);
+	u32 nr, flags;
+
+	/* What memmon_stacked_len() gave @s: 8-byte parts, no padding. */
+	nr = (hdr->size - sizeof(*hdr) - f->body_len -
+	      sizeof(struct memmon_user_stack)) / sizeof(u64);
+	memcpy(p, f->body, f->body_len);
+	memcpy(&flags, p + f->flags_off, sizeof(flags));
+	flags |= f->flag;
+	memcpy(p + f->flags_off, &flags, sizeof(flags));
+	memmon_ustack_put(p + f->body_len, f->st, nr);
+}
+
+/**
+ * memmon_emit_stacked() - memmon_emit() of a record followed by a user stack
+ * @sessions: the sessions to write to
+ * @task: whose record it is
+ * @type: its type
+ * @body: the record after its header, @body_len bytes (a multiple of 8)
+ * @body_len: its length
+ * @flags_off: the offset in @body of its __u32 flags
+ * @flag: the flag that says a struct memmon_user_stack follows
+ * @st: the stack (@st->nr > 0); each session gets it as deep as it asked
+ * @time_ns: the record's time
+ *
+ * Contexts as memmon_emit().
+ */
+void memmon_emit_stacked(u64 sessions, struct task_struct *task, u16 type,
+			 const void *body, u32 body_len, u32 flags_off, u32 flag,
+			 const struct memmon_ustack *st, u64 time_ns)
+{
+	const struct memmon_stacked_fill f = {
+		.body = body, .body_len = body_len,
+		.flags_off = flags_off, .flag = flag, .st = st,
+	};
+
+	__memmon_emit_fill_len(sessions, task, type, 0, memmon_stacked_len,
+			       memmon_stacked_fill, &f, time_ns);
+}
+
 /*
  * memmon_emit() of a syscall record (every watched call writes one) for
- * current, from its uapi struct (whose header the transport fills): the
- * same, with the record's size known to the compiler. (The fault hook
- * compiles the loop into itself: hook_faults.c.) Contexts as memmon_emit().
+ * current, from its uapi struct (whose header the transport fills), with
+ * the user stack @st after it: the same, with the record's size known to
+ * the compiler. (The fault hook compiles the loop into itself:
+ * hook_faults.c.) Contexts as memmon_emit().
  */
 void memmon_emit_syscall(u64 sessions, const struct memmon_rec_syscall *rec,
-			 u64 time_ns)
+			 const struct memmon_ustack *st, u64 time_ns)
 {
-	__memmon_emit(sessions, current, MEMMON_REC_SYSCALL,
-		      (const u8 *)rec + sizeof(rec->hdr),
-		      sizeof(*rec) - sizeof(rec->hdr), NULL, 0, time_ns);
+	const u32 body = sizeof(*rec) - sizeof(rec->hdr);
+
+	if (!st->nr) {
+		__memmon_emit(sessions, current, MEMMON_REC_SYSCALL,
+			      (const u8 *)rec + sizeof(rec->hdr), body, NULL, 0,
+			      time_ns);
+		return;
+	}
+	memmon_emit_stacked(sessions, current, MEMMON_REC_SYSCALL,
+			    (const u8 *)rec + sizeof(rec->hdr), body,
+			    offsetof(struct memmon_rec_syscall, flags) - sizeof(rec->hdr),
+			    MEMMON_SYSF_USTACK, st, time_ns);
 }
 
 /*
@@ -231,7 +306,8 @@ static void __memmon_publish_masks(void)
 	u64 ev[MEMMON_EV__COUNT] = { 0 }, sys[MEMMON_SYS__COUNT] = { 0 };
 	struct memmon_session *s;
 	unsigned int id, i;
-	u64 m;
+	u64 m, stack_faults = 0;
+	u32 depth = 0;
 
 	lockdep_assert_held(&memmon_sessions_lock);
 	for (m = memmon_masks.enabled; m; m &= m - 1) {
@@ -244,11 +320,16 @@ static void __memmon_publish_masks(void)
 		for (i = 0; i < MEMMON_SYS__COUNT; i++)
 			if (s->syscalls & BIT_ULL(i))
 				sys[i] |= BIT_ULL(id);
+		if (s->stack_faults)
+			stack_faults |= BIT_ULL(id);
+		depth = max(depth, s->stack_depth);
 	}
 	for (i = 0; i < MEMMON_EV__COUNT; i++)
 		WRITE_ONCE(memmon_masks.ev[i], ev[i]);
 	for (i = 0; i < MEMMON_SYS__COUNT; i++)
 		WRITE_ONCE(memmon_masks.sys[i], sys[i]);
+	WRITE_ONCE(memmon_masks.stack_faults, stack_faults);
+	WRITE_ONCE(memmon_masks.stack_depth, depth);
 }
 
 /* Create the rings with the current configuration if needed. rings_lock held. */
@@ -664,7 +745,8 @@ void memmon_session_info(struct memmon_session *s, struct memmon_info *info)
 			 MEMMON_FEAT_SYSCALLS | MEMMON_FEAT_FAULTS |
 			 MEMMON_FEAT_RSS | MEMMON_FEAT_LIFECYCLE |
 			 MEMMON_FEAT_FLUSH_LOST | MEMMON_FEAT_FULL_WAIT |
-			 MEMMON_FEAT_OVERWRITE | MEMMON_FEAT_COMM;
+			 MEMMON_FEAT_OVERWRITE | MEMMON_FEAT_COMM |
+			 MEMMON_FEAT_USTACK;
 	if (IS_ENABLED(CONFIG_IA32_EMULATION))
 		info->features |= MEMMON_FEAT_COMPAT32;
 	info->events_supported = MEMMON_EV_ALL;
@@ -741,17 +823,22 @@ int memmon_session_configure(struct memmon_session *s,
  * @ev: the new masks
  *
  * Context: process context, may sleep.
- * Return: 0, or -EINVAL for an unknown event or syscall bit.
+ * Return: 0, or -EINVAL for an unknown event, syscall or stack flag bit,
+ * or a stack depth over MEMMON_STACK_DEPTH_MAX.
  */
 int memmon_session_set_events(struct memmon_session *s,
 			      const struct memmon_events *ev)
 {
-	if ((ev->mask & ~MEMMON_EV_ALL) || (ev->syscalls & ~MEMMON_SYS_ALL))
+	if ((ev->mask & ~MEMMON_EV_ALL) || (ev->syscalls & ~MEMMON_SYS_ALL) ||
+	    ev->stack_depth > MEMMON_STACK_DEPTH_MAX ||
+	    (ev->stack_flags & ~MEMMON_STACK_FLAGS_MASK))
 		return -EINVAL;
 	mutex_lock(&s->lock);
 	mutex_lock(&memmon_sessions_lock);
 	s->events = ev->mask;
 	s->syscalls = ev->syscalls;
+	WRITE_ONCE(s->stack_depth, ev->stack_depth);
+	WRITE_ONCE(s->stack_faults, !!(ev->stack_flags & MEMMON_STACK_FAULTS));
 	if (s->enabled)
 		__memmon_publish_masks();
 	mutex_unlock(&memmon_sessions_lock);
@@ -834,6 +921,23 @@ static void memmon_session_comms(struct memmon_session *s,
 		preempt_enable();
 		task_unlock(t);
 	}
+	/* Where the program was placed: after its main thread's name. */
+	task_lock(task);
+	if (task->mm) {
+		struct memmon_rec_auxv av;
+		const struct memmon_fill_bytes afill = {
+			.body = (const u8 *)&av + sizeof(av.hdr),
+			.body_len = sizeof(av) - sizeof(av.hdr),
+		};
+
+		memmon_auxv_fill(task->mm, &av);
+		preempt_disable();
+		__memmon_emit_one(s, rings, smp_processor_id(), task,
+				  MEMMON_REC_AUXV, afill.body_len,
+				  memmon_fill_bytes, &afill, ktime_get_ns());
+		preempt_enable();
+	}
+	task_unlock(task);
 	rcu_read_unlock();
 }
 

@@ -64,8 +64,10 @@
  *     full_wait,
  *     overwrite,
  *     wait_timeout_ms
- *   events,        @lock and memmon_sessions_lock  either lock
- *     syscalls
+ *   events,        @lock and memmon_sessions_lock  either lock; producers
+ *     syscalls,                                    read stack_depth and
+ *     stack_depth,                                 stack_faults racily
+ *     stack_faults                                 (READ_ONCE)
  *   enabled        @lock and memmon_sessions_lock  either lock; racily by
  *                                                full_wait.c's waiters
  *   read_cpu       @read_lock                    @read_lock
@@ -111,6 +113,8 @@ struct memmon_session {
 	wait_queue_head_t wait_wq;
 	u64 events;
 	u64 syscalls;
+	u32 stack_depth;
+	bool stack_faults;
 	bool enabled;
 	/*
 	 * 1: a WATCH_ADD before the rings existed left its threads' names

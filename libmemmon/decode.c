@@ -15,6 +15,7 @@
 #include <signal.h>
 #include "internal.h"
 #include "memmon_names.h"
+#include "memmon_rec_check.h"
 #include "strbuf.h"
 #include <sys/wait.h>
 
@@ -91,6 +92,33 @@ const struct memmon_rec_comm *memmon_rec__comm(const struct memmon_rec_header *r
 	if (c && !memchr(c->comm, 0, sizeof(c->comm)))
 		return libmm_err_ptr(-EBADMSG);
 	return c;
+}
+
+const struct memmon_user_stack *
+memmon_rec__ustack(const struct memmon_rec_header *rec)
+{
+	__u32 at;
+
+	if (!rec)
+		return libmm_err_ptr(-EINVAL);
+	if (rec->type == MEMMON_REC_SYSCALL &&
+	    rec->size >= sizeof(struct memmon_rec_syscall) &&
+	    (((const struct memmon_rec_syscall *)rec)->flags & MEMMON_SYSF_USTACK))
+		at = sizeof(struct memmon_rec_syscall);
+	else if (rec->type == MEMMON_REC_FAULT &&
+		 rec->size >= sizeof(struct memmon_rec_fault) &&
+		 (((const struct memmon_rec_fault *)rec)->flags & MEMMON_FAULTF_USTACK))
+		at = sizeof(struct memmon_rec_fault);
+	else
+		return libmm_err_ptr(-ENOMSG);
+	if (!memmon_rec_ustack_fits(rec, at, rec->size))
+		return libmm_err_ptr(-EBADMSG);
+	return (const void *)((const __u8 *)rec + at);
+}
+
+const struct memmon_rec_auxv *memmon_rec__auxv(const struct memmon_rec_header *rec)
+{
+	return libmm_view(rec, MEMMON_REC_AUXV, sizeof(struct memmon_rec_auxv));
 }
 
 /* ------------------------------------------------------------------ */
@@ -1034,6 +1062,23 @@ static int sb_record(struct strbuf *sb, const struct memmon_rec_header *rec,
 		sb_ch(sb, ' ');
 		sb_cstr(sb, (const __u8 *)c->comm, strlen(c->comm),
 			MEMMON_COMM_LEN);
+		return 0;
+	}
+	case MEMMON_REC_AUXV: {
+		const struct memmon_rec_auxv *a = memmon_rec__auxv(rec);
+
+		if (!a)
+			return -EBADMSG;
+		sb_lit(sb, "auxv phdr=");
+		sb_hex(sb, a->phdr);
+		sb_lit(sb, " phnum=");
+		sb_u64(sb, a->phnum);
+		sb_lit(sb, " entry=");
+		sb_hex(sb, a->entry);
+		sb_lit(sb, " base=");
+		sb_hex(sb, a->base);
+		sb_lit(sb, " vdso=");
+		sb_hex(sb, a->vdso);
 		return 0;
 	}
 	default:

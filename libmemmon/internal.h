@@ -168,6 +168,13 @@ struct memmon_session {
 	__u64 holdback_ns;
 	struct mm_merge merge;
 
+	/* What memmon_session__set_events() sends, for set_stack to resend. */
+	bool events_set;
+	__u64 ev_mask;
+	__u64 ev_syscalls;
+	__u32 stack_depth;
+	__u32 stack_flags;
+
 	__u64 (*clock)(void *ctx);	/* CLOCK_MONOTONIC; a test hook */
 	void *clock_ctx;
 };

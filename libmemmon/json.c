@@ -324,6 +324,33 @@ static void json_syscall(struct strbuf *sb, const struct memmon_rec_syscall *sc,
 }
 
 /*
+ * ,"ustack":{"ips":["0x...",...],"sp":true,"truncated":false,
+ * "compat":false} when the record carries a user stack; nothing otherwise.
+ */
+static int json_ustack(struct strbuf *sb, const struct memmon_rec_header *rec)
+{
+	const struct memmon_user_stack *st = memmon_rec__ustack(rec);
+	unsigned int i;
+
+	if (!st)
+		return errno == ENOMSG ? 0 : -EBADMSG;
+	sb_lit(sb, ",\"ustack\":{\"ips\":[");
+	for (i = 0; i < st->nr; i++) {
+		if (i)
+			sb_ch(sb, ',');
+		sb_json_hex(sb, st->ip[i]);
+	}
+	sb_lit(sb, "],\"sp\":");
+	sb_str(sb, st->flags & MEMMON_USTACK_SP ? "true" : "false");
+	sb_lit(sb, ",\"truncated\":");
+	sb_str(sb, st->flags & MEMMON_USTACK_TRUNCATED ? "true" : "false");
+	sb_lit(sb, ",\"compat\":");
+	sb_str(sb, st->flags & MEMMON_USTACK_COMPAT ? "true" : "false");
+	sb_ch(sb, '}');
+	return 0;
+}
+
+/*
  * ,"addr":"0x...","ip":"0x...","access":"write","class":"anon",
  * "major":false,"result":"handled","newpage":true,"pfn":"0x...",
  * "duration_ns":3000: one segment.
@@ -415,7 +442,7 @@ static int json_body(struct strbuf *sb, const struct memmon_rec_header *rec,
 		if (!sc)
 			return -EBADMSG;
 		json_syscall(sb, sc, opts);
-		return 0;
+		return json_ustack(sb, rec);
 	}
 	case MEMMON_REC_FAULT: {
 		const struct memmon_rec_fault *f =
@@ -424,6 +451,25 @@ static int json_body(struct strbuf *sb, const struct memmon_rec_header *rec,
 		if (!f)
 			return -EBADMSG;
 		json_fault(sb, f);
+		return json_ustack(sb, rec);
+	}
+	case MEMMON_REC_AUXV: {
+		const struct memmon_rec_auxv *a = memmon_rec__auxv(rec);
+
+		if (!a)
+			return -EBADMSG;
+		sb_lit(sb, ",\"phdr\":");
+		sb_json_hex(sb, a->phdr);
+		sb_lit(sb, ",\"phent\":");
+		sb_json_u64(sb, a->phent);
+		sb_lit(sb, ",\"phnum\":");
+		sb_json_u64(sb, a->phnum);
+		sb_lit(sb, ",\"entry\":");
+		sb_json_hex(sb, a->entry);
+		sb_lit(sb, ",\"base\":");
+		sb_json_hex(sb, a->base);
+		sb_lit(sb, ",\"vdso\":");
+		sb_json_hex(sb, a->vdso);
 		return 0;
 	}
 	case MEMMON_REC_LOST: {

@@ -244,16 +244,60 @@ int memmon_session__watch_list(struct memmon_session *s,
 	return wl.count > INT32_MAX ? INT32_MAX : (int)wl.count;
 }
 
-int memmon_session__set_events(struct memmon_session *s, __u64 mask,
-			       __u64 syscalls)
+/*
+ * SET_EVENTS with the stack settings of memmon_session__set_stack(). A
+ * module older than ABI 1.5 takes the grown struct as long as they are 0.
+ */
+static int send_events(struct memmon_session *s, __u64 mask, __u64 syscalls)
 {
 	struct memmon_events ev = {
 		.size = sizeof(ev),
 		.mask = mask,
 		.syscalls = syscalls,
+		.stack_depth = s->stack_depth,
+		.stack_flags = s->stack_flags,
 	};
+	int err;
 
-	return mm_ioctl(s, MEMMON_IOC_SET_EVENTS, &ev);
+	err = mm_ioctl(s, MEMMON_IOC_SET_EVENTS, &ev);
+	if (!err) {
+		s->events_set = true;
+		s->ev_mask = mask;
+		s->ev_syscalls = syscalls;
+	}
+	return err;
+}
+
+int memmon_session__set_events(struct memmon_session *s, __u64 mask,
+			       __u64 syscalls)
+{
+	if (!s)
+		return libmm_err(-EINVAL);
+	return send_events(s, mask, syscalls);
+}
+
+int memmon_session__set_stack(struct memmon_session *s, unsigned int depth,
+			      unsigned int flags)
+{
+	__u32 old_depth, old_flags;
+	int err;
+
+	if (!s || depth > MEMMON_STACK_DEPTH_MAX || (flags & ~MEMMON_STACK_FLAGS_MASK))
+		return libmm_err(-EINVAL);
+	if ((depth || flags) && !(s->info.features & MEMMON_FEAT_USTACK))
+		return libmm_err(-EOPNOTSUPP);
+	old_depth = s->stack_depth;
+	old_flags = s->stack_flags;
+	s->stack_depth = depth;
+	s->stack_flags = flags;
+	if (!s->events_set)
+		return 0;
+	err = send_events(s, s->ev_mask, s->ev_syscalls);
+	if (err) {
+		s->stack_depth = old_depth;
+		s->stack_flags = old_flags;
+	}
+	return err;
 }
 
 int memmon_session__enable(struct memmon_session *s)

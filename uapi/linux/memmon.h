@@ -272,7 +272,7 @@ enum memmon_sys {
 						 */
 #define MEMMON_STACK_FLAGS_MASK	(MEMMON_STACK_FAULTS)
 
-#define MEMMON_STACK_DEPTH_MAX	64	/* frames beyond the first two */
+#define MEMMON_STACK_DEPTH_MAX	32	/* frames beyond the first two */
 
 struct memmon_events {
 	__u32 size;		/* in: sizeof(struct memmon_events) */

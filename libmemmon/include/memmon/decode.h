@@ -47,6 +47,17 @@ memmon_rec__path(const struct memmon_rec_header *rec);
 /* ABI 1.4; comm[] NUL-terminated in its 16 bytes, else EBADMSG. */
 LIBMEMMON_API const struct memmon_rec_comm *
 memmon_rec__comm(const struct memmon_rec_header *rec);
+/*
+ * The user stack after a SYSCALL or FAULT record (MEMMON_SYSF_USTACK,
+ * MEMMON_FAULTF_USTACK), checked to fit in rec->size; NULL with errno
+ * ENOMSG when the record carries none, EBADMSG when it does not fit.
+ * Since MEMMON_0.6.
+ */
+LIBMEMMON_API const struct memmon_user_stack *
+memmon_rec__ustack(const struct memmon_rec_header *rec);
+/* A MEMMON_REC_AUXV record's view (as the others). Since MEMMON_0.6. */
+LIBMEMMON_API const struct memmon_rec_auxv *
+memmon_rec__auxv(const struct memmon_rec_header *rec);
 
 /* Names; NULL when unknown. */
 LIBMEMMON_API const char *memmon_rec_type__name(unsigned int type);

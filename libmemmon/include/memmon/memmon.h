@@ -77,9 +77,24 @@ LIBMEMMON_API int memmon_session__watch_del(struct memmon_session *s, pid_t pid)
 LIBMEMMON_API int memmon_session__watch_list(struct memmon_session *s,
 					     struct memmon_watch_entry *entries,
 					     unsigned int cap);
-/* mask: 1 << enum memmon_event; syscalls: 1 << enum memmon_sys. */
+/*
+ * MEMMON_IOC_SET_EVENTS: mask: 1 << enum memmon_event; syscalls: 1 <<
+ * enum memmon_sys. Sends the stack settings of memmon_session__set_stack()
+ * with them.
+ */
 LIBMEMMON_API int memmon_session__set_events(struct memmon_session *s,
 					     __u64 mask, __u64 syscalls);
+/*
+ * User stacks (ABI 1.5, struct memmon_user_stack): @depth frames of the
+ * frame-pointer walk after the first entries (0..MEMMON_STACK_DEPTH_MAX),
+ * @flags MEMMON_STACK_FAULTS for stacks on fault records too. Kept by the
+ * session and sent with every memmon_session__set_events(); if that was
+ * already called, sent at once with its masks. -EOPNOTSUPP for a non-zero
+ * request to a module without MEMMON_FEAT_USTACK, -EINVAL for a bad value
+ * (nothing changes on an error). Since MEMMON_0.6.
+ */
+LIBMEMMON_API int memmon_session__set_stack(struct memmon_session *s,
+					    unsigned int depth, unsigned int flags);
 LIBMEMMON_API int memmon_session__enable(struct memmon_session *s);
 LIBMEMMON_API int memmon_session__disable(struct memmon_session *s);
 /* MEMMON_IOC_GET_STATS into cpus[0..cap); returns the number of CPUs. */

@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * memmon: the current task's user stack, as the uapi's struct
+ * memmon_user_stack describes it.
+ *
+ * The registers are the task's user registers, saved at its entry into the
+ * kernel (task_pt_regs()): for a syscall, where it was made; for a fault in
+ * user mode, the faulting instruction; for a fault the kernel took on a
+ * user address during a syscall, the syscall's. The walk follows the chain
+ * of saved frame pointers as perf's does: [fp] is the caller's fp, [fp + 8]
+ * the return address. User memory is read only with
+ * copy_from_user_nofault(): nothing here faults a page in or sleeps, so it
+ * runs under any of the hooks' contexts, mmap_lock or a VMA lock held by a
+ * fault included, and on PREEMPT_RT. Every value is the task's to choose:
+ * the chain must climb (each frame above the last, aligned, below the top
+ * of user space) and stops at the first that does not, or that cannot be
+ * read, so a hostile chain ends within the depth asked for.
+ */
+#include "memmon.h"
+
+#include <linux/auxvec.h>
+#include <linux/mm_types.h>
+#include <linux/ptrace.h>
+#include <linux/sched.h>
+#include <linux/sched/task_stack.h>
+#include <linux/uaccess.h>
+#include <asm/ptrace.h>
+
+#include "ustack.h"
+
+/**
+ * memmon_ustack_walk() - the current task's user stack
+ * @st: filled in; @st->nr 0 for a task with no user context
+ * @depth: frames to follow beyond the first entries, at most
+ *	MEMMON_STACK_DEPTH_MAX
+ *
+ * Context: task context, any preemption state, interrupts enabled or not;
+ * never sleeps or faults.
+ */
+void memmon_ustack_walk(struct memmon_ustack *st, unsigned int depth)
+{
+	const struct pt_regs *regs;
+	unsigned long frame[2];
+	unsigned long fp, low, word;
+	unsigned int n = 0;
+
+	st->flags = 0;
+	st->nr = 0;
+	st->base = 0;
+	if (!current->mm || (current->flags & PF_KTHREAD))
+		return;
+	regs = task_pt_regs(current);
+	st->ip[n++] = regs->ip;
+	if (!user_64bit_mode((struct pt_regs *)regs)) {
+		/* 32-bit frames and stacks: the first entry only. */
+		st->flags = MEMMON_USTACK_COMPAT;
+		st->nr = n;
+		st->base = n;
+		return;
+	}
+	low = regs->sp;
+	if (!copy_from_user_nofault(&word, (const void __user *)low, sizeof(word))) {
+		st->ip[n++] = word;
+		st->flags |= MEMMON_USTACK_SP;
+	}
+	st->base = n;
+	if (depth > MEMMON_STACK_DEPTH_MAX)
+		depth = MEMMON_STACK_DEPTH_MAX;
+	fp = regs->bp;
+	while (depth) {
+		if (fp < low || fp % sizeof(unsigned long) ||
+		    fp > TASK_SIZE_MAX - sizeof(frame))
+			break;
+		if (copy_from_user_nofault(frame, (const void __user *)fp,
+					   sizeof(frame)))
+			break;
+		if (!frame[1])
+			break;
+		st->ip[n++] = frame[1];
+		depth--;
+		/* The caller's frame lies above this one. */
+		low = fp + sizeof(frame);
+		fp = frame[0];
+	}
+	st->nr = n;
+	/* Stopped by the depth with a frame that looked followable. */
+	if (!depth && fp >= low && !(fp % sizeof(unsigned long)) &&
+	    fp <= TASK_SIZE_MAX - sizeof(frame) && n > st->base)
+		st->flags |= MEMMON_USTACK_TRUNCATED;
+}
+
+/**
+ * memmon_auxv_fill() - a MEMMON_REC_AUXV body from @mm's auxiliary vector
+ * @mm: the process's mm (its saved_auxv, what /proc/PID/auxv shows)
+ * @rec: its fields after the header are set; 0 for what the vector lacks
+ *
+ * The vector is written at exec, and by prctl(PR_SET_MM_AUXV) with
+ * CAP_SYS_RESOURCE at any time: read racily, and bounded by its size.
+ * Context: any; @mm must stay alive (current's, or under task_lock()).
+ */
+void memmon_auxv_fill(const struct mm_struct *mm, struct memmon_rec_auxv *rec)
+{
+	unsigned int i;
+	unsigned long type, val;
+
+	rec->phdr = 0;
+	rec->phent = 0;
+	rec->phnum = 0;
+	rec->entry = 0;
+	rec->base = 0;
+	rec->vdso = 0;
+	for (i = 0; i + 1 < ARRAY_SIZE(mm->saved_auxv); i += 2) {
+		type = READ_ONCE(mm->saved_auxv[i]);
+		val = READ_ONCE(mm->saved_auxv[i + 1]);
+		switch (type) {
+		case AT_NULL:
+			return;
+		case AT_PHDR:
+			rec->phdr = val;
+			break;
+		case AT_PHENT:
+			rec->phent = val;
+			break;
+		case AT_PHNUM:
+			rec->phnum = val;
+			break;
+		case AT_ENTRY:
+			rec->entry = val;
+			break;
+		case AT_BASE:
+			rec->base = val;
+			break;
+		case AT_SYSINFO_EHDR:
+			rec->vdso = val;
+			break;
+		}
+	}
+}
