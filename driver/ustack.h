@@ -55,8 +55,10 @@ static __always_inline void memmon_ustack_put(void *to,
 	struct memmon_user_stack *u = to;
 
 	u->nr = nr;
-	u->flags = st->flags;
-	if (nr < st->nr)
+	/* Cut inside the walk, or the walk itself stopped at its depth. */
+	u->flags = st->flags & ~MEMMON_USTACK_TRUNCATED;
+	if (nr > st->base &&
+	    (nr < st->nr || (st->flags & MEMMON_USTACK_TRUNCATED)))
 		u->flags |= MEMMON_USTACK_TRUNCATED;
 	u->__reserved = 0;
 	memcpy(u->ip, st->ip, nr * sizeof(u64));

@@ -9,3 +9,11 @@ vm-tests: $(VMTESTS)
 $(B)/vmtests/%: tests/vm/%.c tests/vm/vmtest.h uapi/linux/memmon.h
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) -I uapi -I tests/vm -o $@ $< -lpthread
+
+# t_ustack checks stack entries against dladdr(): frame pointers (GCC
+# still leaves them out of leaves that need no stack), its
+# functions in the dynamic symbol table, and no red zone under the inline
+# asm that pushes.
+$(B)/vmtests/t_ustack: USER_CFLAGS += -fno-omit-frame-pointer \
+	-mno-red-zone -rdynamic
+$(B)/vmtests/t_ustack: tests/vm/mmtest.h
