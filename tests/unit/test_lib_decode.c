@@ -422,6 +422,82 @@ static void test_text_comm(void **state)
 	assert_int_equal(errno, EBADMSG);
 }
 
+/* AUXV: the placement in hex; a short one is malformed. */
+static void test_text_auxv(void **state)
+{
+	struct memmon_format_opts o = { .sz = sizeof(o), .flags = MEMMON_FMT_NO_TIME };
+	struct memmon_rec_auxv *a;
+	union rec_buf b;
+	char buf[64];
+
+	(void)state;
+	a = (void *)&b;
+	rec_hdr(&b, MEMMON_REC_AUXV, sizeof(*a));
+	a->phdr = 0x55d0c0de0040ULL;
+	a->phent = 56;
+	a->phnum = 13;
+	a->entry = 0x55d0c0de1000ULL;
+	a->base = 0x7f0000001000ULL;
+	a->vdso = 0x7ffd00000000ULL;
+	check_line(&b.hdr, &o, "[cpu1] 1234/1235 auxv phdr=0x55d0c0de0040 phnum=13 "
+		   "entry=0x55d0c0de1000 base=0x7f0000001000 vdso=0x7ffd00000000");
+	assert_ptr_equal(memmon_rec__auxv(&b.hdr), a);
+	rec_hdr(&b, MEMMON_REC_AUXV, sizeof(*a) - 8);
+	assert_null(memmon_rec__auxv(&b.hdr));
+	assert_int_equal(errno, EBADMSG);
+	assert_int_equal(memmon_rec__format(&b.hdr, buf, sizeof(buf), &o), -EBADMSG);
+}
+
+/*
+ * memmon_rec__ustack(): the stack after a syscall or fault record with the
+ * flag, NULL (ENOMSG) without, NULL (EBADMSG) when it does not fit; the
+ * text line does not show it (the tools print frames below it).
+ */
+static void test_ustack_view(void **state)
+{
+	struct memmon_format_opts o = { .sz = sizeof(o), .flags = MEMMON_FMT_NO_TIME };
+	const struct memmon_user_stack *st;
+	struct memmon_rec_syscall *sc;
+	struct memmon_rec_fault *f;
+	struct memmon_user_stack *u;
+	union rec_buf b;
+	char line[512], plain[512];
+
+	(void)state;
+	rec_syscall(&b, MEMMON_SYS_MUNMAP, 0x1000, 4096, 0, 0, 0, 0, 0, 0);
+	assert_true(memmon_rec__format(&b.hdr, plain, sizeof(plain), &o) > 0);
+	assert_null(memmon_rec__ustack(&b.hdr));
+	assert_int_equal(errno, ENOMSG);
+	sc = (void *)&b;
+	sc->flags |= MEMMON_SYSF_USTACK;
+	b.hdr.size = sizeof(*sc) + sizeof(*u) + 3 * 8;
+	u = (void *)(sc + 1);
+	u->nr = 3;
+	u->flags = MEMMON_USTACK_SP;
+	u->ip[0] = 0x7f00000019b3ULL;
+	u->ip[1] = 0x5500000011aaULL;
+	u->ip[2] = 0x5500000012bbULL;
+	st = memmon_rec__ustack(&b.hdr);
+	assert_ptr_equal(st, u);
+	assert_true(memmon_rec__format(&b.hdr, line, sizeof(line), &o) > 0);
+	assert_string_equal(line, plain);
+	u->nr = 4;
+	assert_null(memmon_rec__ustack(&b.hdr));
+	assert_int_equal(errno, EBADMSG);
+
+	f = (void *)&b;
+	rec_hdr(&b, MEMMON_REC_FAULT, sizeof(*f) + sizeof(*u) + 8);
+	f->flags = MEMMON_FAULTF_USTACK;
+	u = (void *)(f + 1);
+	u->nr = 1;
+	assert_ptr_equal(memmon_rec__ustack(&b.hdr), u);
+	rec_hdr(&b, MEMMON_REC_RSS, sizeof(struct memmon_rec_rss));
+	assert_null(memmon_rec__ustack(&b.hdr));
+	assert_int_equal(errno, ENOMSG);
+	assert_null(memmon_rec__ustack(NULL));
+	assert_int_equal(errno, EINVAL);
+}
+
 static void test_time_formats(void **state)
 {
 	struct memmon_format_opts o = { .sz = sizeof(o), .flags = MEMMON_FMT_MONOTONIC | MEMMON_FMT_NO_CPU };
@@ -556,6 +632,8 @@ int main(void)
 		cmocka_unit_test(test_text_file_mmap),
 		cmocka_unit_test(test_text_other_records),
 		cmocka_unit_test(test_text_comm),
+		cmocka_unit_test(test_text_auxv),
+		cmocka_unit_test(test_ustack_view),
 		cmocka_unit_test(test_time_formats),
 		cmocka_unit_test(test_malformed_and_unknown),
 		cmocka_unit_test(test_fprint),

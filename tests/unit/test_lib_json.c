@@ -89,7 +89,7 @@ static void test_every_type(void **state)
 		MEMMON_REC_LOST, MEMMON_REC_MARK, MEMMON_REC_SYSCALL,
 		MEMMON_REC_FAULT, MEMMON_REC_RSS, MEMMON_REC_FORK,
 		MEMMON_REC_EXEC, MEMMON_REC_EXIT, MEMMON_REC_PATH,
-		MEMMON_REC_COMM,
+		MEMMON_REC_COMM, MEMMON_REC_AUXV,
 	};
 	struct memmon_format_opts o = { .sz = sizeof(o), .realtime_offset_ns = TEST_OFFSET };
 	union rec_buf b;
@@ -144,6 +144,53 @@ static void test_comm(void **state)
 	cm->why = 9;
 	j = parse(&b.hdr, NULL);
 	assert_int_equal(num(j, "why"), 9);
+	json_decref(j);
+}
+
+/* The user stack as an object of hex strings; AUXV's fields. */
+static void test_ustack_auxv(void **state)
+{
+	struct memmon_rec_syscall *sc;
+	struct memmon_user_stack *u;
+	struct memmon_rec_auxv *a;
+	union rec_buf b;
+	json_t *j, *st, *ips;
+
+	(void)state;
+	rec_syscall(&b, MEMMON_SYS_MMAP, 0, 4096, 3, 0x22, -1, 0, 0x7f0000000000LL, 0);
+	j = parse(&b.hdr, NULL);
+	assert_null(json_object_get(j, "ustack"));
+	json_decref(j);
+	sc = (void *)&b;
+	sc->flags |= MEMMON_SYSF_USTACK;
+	b.hdr.size = sizeof(*sc) + sizeof(*u) + 2 * 8;
+	u = (void *)(sc + 1);
+	u->nr = 2;
+	u->flags = MEMMON_USTACK_SP | MEMMON_USTACK_TRUNCATED;
+	u->ip[0] = 0x7f00000019b3ULL;
+	u->ip[1] = 0x55000000aaaaULL;
+	j = parse(&b.hdr, NULL);
+	st = json_object_get(j, "ustack");
+	ips = json_object_get(st, "ips");
+	assert_int_equal(json_array_size(ips), 2);
+	assert_string_equal(json_string_value(json_array_get(ips, 0)), "0x7f00000019b3");
+	assert_string_equal(json_string_value(json_array_get(ips, 1)), "0x55000000aaaa");
+	assert_true(json_is_true(json_object_get(st, "sp")));
+	assert_true(json_is_true(json_object_get(st, "truncated")));
+	assert_true(json_is_false(json_object_get(st, "compat")));
+	json_decref(j);
+
+	a = (void *)&b;
+	rec_hdr(&b, MEMMON_REC_AUXV, sizeof(*a));
+	a->phdr = 0x1040;
+	a->phnum = 13;
+	a->base = 0x7f0000001000ULL;
+	j = parse(&b.hdr, NULL);
+	assert_string_equal(str(j, "type"), "auxv");
+	assert_string_equal(str(j, "phdr"), "0x1040");
+	assert_int_equal(num(j, "phnum"), 13);
+	assert_string_equal(str(j, "base"), "0x7f0000001000");
+	assert_string_equal(str(j, "vdso"), "0x0");
 	json_decref(j);
 }
 
@@ -302,6 +349,7 @@ int main(void)
 		cmocka_unit_test(test_fault),
 		cmocka_unit_test(test_exit_revoked),
 		cmocka_unit_test(test_comm),
+		cmocka_unit_test(test_ustack_auxv),
 		cmocka_unit_test(test_escaping),
 		cmocka_unit_test(test_unknown_and_errors),
 		cmocka_unit_test(test_format_json),
