@@ -36,7 +36,7 @@ $(BENCH_DIR)/hostbench: tests/bench/hostbench.c $(B)/lib/libmemmon.a
 
 $(BENCH_DIR)/wl: tests/bench/wl.c uapi/linux/memmon.h
 	@mkdir -p $(@D)
-	$(CC) $(BENCH_CFLAGS) -static -o $@ $< -lpthread
+	$(CC) $(BENCH_CFLAGS) -fno-omit-frame-pointer -static -o $@ $< -lpthread
 
 $(BENCH_DIR)/drain: tests/bench/drain.c uapi/linux/memmon.h
 	@mkdir -p $(@D)

@@ -4,8 +4,8 @@
  * alone (no libmemmon): it maps a session's rings and drains every record
  * to nowhere (or to a file), counting them.
  *
- *   drain [-r RING_BYTES] [-o FILE] [-e EVENTS] [-S] -- CMD [ARG...]
- *   drain [-r RING_BYTES] [-o FILE] [-e EVENTS] [-S] --pid PID
+ *   drain [-r RING_BYTES] [-o FILE] [-e EVENTS] [-g DEPTH] [-S] -- CMD [ARG...]
+ *   drain [-r RING_BYTES] [-o FILE] [-e EVENTS] [-g DEPTH] [-S] --pid PID
  *
  * With CMD: fork, watch the child (MEMMON_WATCH_FOLLOW_CHILDREN), ENABLE,
  * then let the child exec CMD, so that it is watched from its first
@@ -19,6 +19,8 @@
  *       count them only
  *   -e  event mask, comma-separated: syscall,fault,rss,lifecycle,mark;
  *       default: everything
+ *   -g  user stacks DEPTH frames deep on syscall records (ABI 1.5
+ *       stack_depth; every event mask, as without -e)
  *   -S  spin: drain without sleeping in poll() (a CPU of its own)
  *
  * The consumer follows the ring protocol of <linux/memmon.h>: [C] load-
@@ -76,7 +78,7 @@ static void die(const char *what)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: drain [-r RING_BYTES] [-o FILE] [-e EVENTS] [-S] -- CMD [ARG...]\n"
+		"usage: drain [-r RING_BYTES] [-o FILE] [-e EVENTS] [-g DEPTH] [-S] -- CMD [ARG...]\n"
 		"       drain [-r RING_BYTES] [-o FILE] [-e EVENTS] [-S] --pid PID\n");
 	exit(2);
 }
@@ -265,6 +267,13 @@ int main(int argc, char **argv)
 		} else if (!strcmp(argv[i], "-e") && i + 1 < argc) {
 			ev.mask = parse_events(argv[++i]);
 			ev.syscalls = (1ULL << MEMMON_SYS__COUNT) - 1;
+			have_events = true;
+		} else if (!strcmp(argv[i], "-g") && i + 1 < argc) {
+			ev.stack_depth = atoi(argv[++i]);
+			if (!have_events) {
+				ev.mask = (1ULL << MEMMON_EV__COUNT) - 1;
+				ev.syscalls = (1ULL << MEMMON_SYS__COUNT) - 1;
+			}
 			have_events = true;
 		} else if (!strcmp(argv[i], "-S")) {
 			spin = true;

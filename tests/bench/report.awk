@@ -112,12 +112,13 @@ function kname(k) {
 
 BEGIN {
 	# Configurations in table order, and what each one is.
-	ncfg = split("untraced untraced2 loaded other memmon record strace perf bpftrace ebpf lttng", CFG, " ")
+	ncfg = split("untraced untraced2 loaded other memmon memmon_g record strace perf bpftrace ebpf lttng", CFG, " ")
 	DESC["untraced"] = "module not loaded"
 	DESC["untraced2"] = "untraced again: A/A pair, the noise floor"
 	DESC["loaded"] = "memmon.ko loaded, no session"
 	DESC["other"] = "loaded, another (idle) process watched"
 	DESC["memmon"] = "memmon watching it, drained to nowhere (tests/bench/drain)"
+	DESC["memmon_g"] = "the same with user stacks, 8 frames (drain -g 8, memmon trace -g)"
 	DESC["record"] = "memmon record -o <tmpfs file>"
 	DESC["strace"] = "strace -f -e trace=%memory -o <tmpfs file>"
 	DESC["perf"] = "perf trace --pf=all -m 16M -e <memory syscalls>"
