@@ -496,6 +496,11 @@ static void __memmon_session_disable(struct memmon_session *s)
 		memmon_hooks_detach();
 	}
 	mutex_unlock(&memmon_sessions_lock);
+	/*
+	 * Renames are not recorded while disabled: the next ENABLE records
+	 * every watched thread's name again (memmon_session_comms_pending()).
+	 */
+	xchg(&s->comm_pending, 1);
 	/* Tasks waiting for room stop waiting (memmon_wait_over()). */
 	wake_up_all(&s->wait_wq);
 }
@@ -917,7 +922,7 @@ static void memmon_session_comms(struct memmon_session *s,
 		preempt_disable();
 		__memmon_emit_one(s, rings, smp_processor_id(), t,
 				  MEMMON_REC_COMM, sizeof(body),
-				  memmon_fill_bytes, &fill, ktime_get_ns());
+				  memmon_fill_bytes, &fill, ktime_get_ns(), false);
 		preempt_enable();
 		task_unlock(t);
 	}
@@ -934,7 +939,7 @@ static void memmon_session_comms(struct memmon_session *s,
 		preempt_disable();
 		__memmon_emit_one(s, rings, smp_processor_id(), task,
 				  MEMMON_REC_AUXV, afill.body_len,
-				  memmon_fill_bytes, &afill, ktime_get_ns());
+				  memmon_fill_bytes, &afill, ktime_get_ns(), false);
 		preempt_enable();
 	}
 	task_unlock(task);
@@ -949,17 +954,20 @@ static void memmon_session_comms_one(struct task_struct *task, void *arg)
 }
 
 /*
- * The names WATCH_ADDs made before the rings existed never recorded: every
- * watched process's, once, by whoever takes s->comm_pending. Called after
- * the rings are published and, from ENABLE, after the hooks are attached.
- * The xchg()s order the flag against the rings' publication: a WATCH_ADD
- * that set the flag either sees the rings and takes the flag itself, or
- * ENABLE's xchg() finds it set (its process is in the table by then).
+ * The names not recorded while the session was enabled (a WATCH_ADD before
+ * the ENABLE, renames while disabled): every watched process's, once, by
+ * whoever takes s->comm_pending while the session is enabled. Called by
+ * ENABLE after the hooks are attached and @enabled is set, and by a
+ * WATCH_ADD after it set the flag. The xchg()s are full barriers on either
+ * side of those: a WATCH_ADD that set the flag either sees @enabled and
+ * takes the flag itself, or ENABLE's xchg(), after @enabled was stored,
+ * finds the flag set (its process is in the table by then).
  * Context: process context, may sleep.
  */
 static void memmon_session_comms_pending(struct memmon_session *s)
 {
-	if (memmon_session_rings_peek(s) && xchg(&s->comm_pending, 0))
+	if (READ_ONCE(s->enabled) && memmon_session_rings_peek(s) &&
+	    xchg(&s->comm_pending, 0))
 		memmon_watch_each(s->id, memmon_session_comms_one, s);
 }
 
@@ -1024,7 +1032,7 @@ int memmon_session_watch(struct memmon_session *s, const struct memmon_watch *w,
 	 */
 	if (!err) {
 		rings = memmon_session_rings_peek(s);
-		if (rings) {
+		if (rings && READ_ONCE(s->enabled)) {
 			memmon_session_comms(s, rings, task);
 		} else {
 			xchg(&s->comm_pending, 1);
@@ -1093,7 +1101,7 @@ int memmon_session_mark(struct memmon_session *s, u32 flags,
 	preempt_disable();
 	__memmon_emit_one(s, rings, smp_processor_id(), current,
 			  MEMMON_REC_MARK, (u64)sizeof(body) + len,
-			  memmon_fill_bytes, &fill, ktime_get_ns());
+			  memmon_fill_bytes, &fill, ktime_get_ns(), false);
 	preempt_enable();
 	return 0;
 }

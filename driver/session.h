@@ -117,9 +117,10 @@ struct memmon_session {
 	bool stack_faults;
 	bool enabled;
 	/*
-	 * 1: a WATCH_ADD before the rings existed left its threads' names
-	 * unrecorded; whoever xchg()s it back to 0 records every watched
-	 * process's (memmon_session_comms_pending()).
+	 * 1: names went unrecorded while the session was not enabled (a
+	 * WATCH_ADD before the ENABLE, renames after a DISABLE); whoever
+	 * xchg()s it back to 0 while enabled records every watched process's
+	 * (memmon_session_comms_pending()).
 	 */
 	int comm_pending;
 	unsigned int read_cpu;

@@ -746,10 +746,10 @@ enum memmon_comm_why {
  * thread's. Written once per change, never per event, with the lifecycle
  * records (MEMMON_EV_LIFECYCLE):
  *  - WATCH: one per thread of a process that WATCH_ADD starts to watch,
- *    into the adding session only: at the WATCH_ADD if the session's rings
- *    exist (after an ENABLE or a MARK), else at its first ENABLE. A rename
- *    between a WATCH_ADD that recorded at once and the ENABLE is seen only
- *    if another session has the hooks attached.
+ *    into the adding session only: at the WATCH_ADD if the session is
+ *    enabled, else at its next ENABLE; and one per thread of every watched
+ *    process at an ENABLE that follows a DISABLE (renames made while the
+ *    session was disabled are not recorded, their result is).
  *  - EXEC: one after each EXEC record, the new image's name.
  *  - RENAME: one per rename of a watched thread, whoever renames it.
  * A thread or child that a fork record introduces gets none: it starts
