@@ -71,16 +71,19 @@ typedef void (*memmon_fill_t)(struct memmon_rec_header *hdr,
 
 /*
  * Write one record into @cpu's ring of @s. Preemption disabled, on @cpu;
- * @rings are @s's (non-NULL, seen with acquire). Inline: as a call, its
- * nine arguments (three on the stack) cost a watched fault ~25
- * instructions, and @fill could not compile in.
+ * @rings are @s's (non-NULL, seen with acquire). @may_wait: current is the
+ * event's task, which MEMMON_FULL_WAIT may make wait for room; false for
+ * what a session's own ioctl writes (its names, an unscoped MARK): the
+ * consumer must never wait for itself. Inline: as a call, its arguments
+ * cost a watched fault more than its body, and @fill could not compile in.
  */
 static __always_inline void __memmon_emit_one(struct memmon_session *s,
 					      struct memmon_rings *rings,
 					      unsigned int cpu,
 					      struct task_struct *task, u16 type,
 					      u64 body_len, memmon_fill_t fill,
-					      const void *ctx, u64 time_ns)
+					      const void *ctx, u64 time_ns,
+					      bool may_wait)
 {
 	struct memmon_cpu_ring *cr = per_cpu_ptr(rings->cpu, cpu);
 	struct memmon_rec_header *hdr;
@@ -110,7 +113,7 @@ static __always_inline void __memmon_emit_one(struct memmon_session *s,
 	if (wake)
 		irq_work_queue(&cr->wake);
 	/* MEMMON_FULL_WAIT: a no-op branch unless a session asked for it. */
-	if (static_branch_unlikely(&memmon_full_wait_active) &&
+	if (may_wait && static_branch_unlikely(&memmon_full_wait_active) &&
 	    unlikely(s->full_wait))
 		memmon_full_wait_check(s, cr, cpu);
 }
@@ -154,7 +157,7 @@ static __always_inline void __memmon_emit_fill_len(u64 sessions,
 		if (likely(rings))
 			__memmon_emit_one(s, rings, cpu, task, type,
 					  len ? len(s, ctx) : body_len,
-					  fill, ctx, time_ns);
+					  fill, ctx, time_ns, true);
 	}
 	preempt_enable_notrace();
 }
