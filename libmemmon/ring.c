@@ -155,6 +155,13 @@ static int ring_snapshot_overwrite(struct memmon_session *s, struct mm_ring *r)
 	/* [C] pairs with [B]: records below snap are whole. */
 	snap = __atomic_load_n(&r->page->producer_pos, __ATOMIC_ACQUIRE);
 	tail = __atomic_load_n(&r->page->tail_pos, __ATOMIC_RELAXED);
+	if ((__s64)(snap - tail) < 0) {
+		/* Lapped between the two loads: all of it is gone. */
+		r->cons = snap;
+		r->pos = snap;
+		r->snap = snap;
+		return 0;
+	}
 	if (snap - tail > s->ring_size)
 		return -EBADMSG;
 	/* Our position counts only if it lies among the records kept. */

@@ -622,10 +622,11 @@ again:
 		break;
 	case MEMMON_REC_BAD_BODY:
 		/*
-		 * Framed, so the stream is intact: delivered, and the
-		 * decoder refuses it by name (memmon script and export
-		 * report such a record rather than lose it silently).
+		 * Framed, so the stream is intact: delivered (and counted),
+		 * and the decoder refuses it by name (memmon script and
+		 * export report such a record rather than lose it silently).
 		 */
+		r->bad_records++;
 		break;
 	case MEMMON_REC_BAD_FRAME:
 		/* No later record of this chunk can be found: the next one. */

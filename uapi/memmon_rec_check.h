@@ -24,8 +24,10 @@
  *  - MEMMON_REC_OK: deliver. A type at or past MEMMON_REC__COUNT is OK
  *    with a sound frame: the ABI promises old readers skip new types by
  *    hdr.size, so only a consumer that decodes can ignore it.
- * libmemmon's readers count what they skip or resynchronise over (one per
- * verdict other than OK). The kernel's consumer (memmon_ring_peek()) takes
+ * libmemmon's readers count one per verdict other than OK: the ring reader
+ * skips what it counts (or resynchronises); the trace reader, whose chunks'
+ * checksums held, delivers a BAD_BODY record for the decoder to refuse by
+ * name and skips the rest of the chunk at a BAD_FRAME. The kernel's consumer (memmon_ring_peek()) takes
  * either bad verdict as BAD_FRAME: every record in its ring is the
  * producer's own, so a bad one means the untrusted consumer position is no
  * record boundary.
@@ -175,8 +177,9 @@ memmon_rec_check_slow(const struct memmon_rec_header *h, __u64 avail,
  * known fixed-size type and a syscall or fault record with no user stack
  * or one that fits, are reached with each field read once and no table but the
  * sizes; everything else goes through memmon_rec_check_slow(), which
- * decides alone (the fast path only ever answers OK, and only where the
- * slow path would).
+ * decides alone (the fast path answers OK, or BAD_BODY for a stack that
+ * does not fit, only where the slow path would: test_rec_check holds them
+ * to it).
  */
 static inline enum memmon_rec_verdict
 memmon_rec_check(const struct memmon_rec_header *h, __u64 avail, __u32 *size)

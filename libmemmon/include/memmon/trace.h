@@ -120,11 +120,11 @@ LIBMEMMON_API int memmon_trace_reader__set_window(struct memmon_trace_reader *r,
 						  __u64 start_ns, __u64 end_ns);
 /*
  * How many malformed records the passes of memmon_trace_reader__for_each()
- * have skipped inside chunks whose checksum holds (a file this library
- * wrote has none): one whose length cannot be trusted is skipped with the
- * rest of its chunk, and counts one. A record with a sound length but bad
- * contents is delivered: the decoder refuses it. A damaged chunk (checksum) is an error, not a
- * skip. 0 for NULL. Since MEMMON_0.5.
+ * have met inside chunks whose checksum holds (a file this library wrote
+ * has none): one whose length cannot be trusted is skipped with the rest
+ * of its chunk, and counts one; a record with a sound length but bad
+ * contents is delivered (the decoder refuses it) and counts one. A damaged
+ * chunk (checksum) is an error, not a skip. 0 for NULL. Since MEMMON_0.5.
  */
 LIBMEMMON_API __u64 memmon_trace_reader__bad_records(const struct memmon_trace_reader *r);
 /* The last error's message ("" if none). */
