@@ -398,8 +398,8 @@ static int do_list(struct remote *rm, bool as_json)
 		json_array_foreach(l, j, x)
 			lost += json_integer_value(x);
 		printf("%-32s %-9s %12lld %12lld %10lld\n",
-		       json_string_value(json_object_get(o, "name")),
-		       json_string_value(json_object_get(o, "state")),
+		       json_string_value(json_object_get(o, "name")) ?: "?",
+		       json_string_value(json_object_get(o, "state")) ?: "?",
 		       (long long)json_integer_value(json_object_get(o, "events")),
 		       (long long)json_integer_value(json_object_get(o, "bytes")), lost);
 		if (json_is_string(json_object_get(o, "error")))

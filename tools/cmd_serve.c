@@ -120,6 +120,7 @@ int cmd_serve(int argc, char **argv)
 	const char *cmd = "serve";
 	static struct serve sv;
 	char tokpath[4200], err[600];
+	struct stat dst;
 	struct pollfd pfd[2];
 	sigset_t sigs;
 	__u64 v;
@@ -212,6 +213,17 @@ int cmd_serve(int argc, char **argv)
 	sv.cfg.exe[n] = 0;
 	if (mkdir(sv.cfg.dir, 0700) && errno != EEXIST)
 		return tool_err(cmd, "%s: %s", sv.cfg.dir, strerror(errno));
+	/*
+	 * The directory holds the token and the recordings' logs: another
+	 * user who could write in it could plant either.
+	 */
+	if (stat(sv.cfg.dir, &dst))
+		return tool_err(cmd, "%s: %s", sv.cfg.dir, strerror(errno));
+	if (!S_ISDIR(dst.st_mode) || dst.st_uid != geteuid() ||
+	    (dst.st_mode & 022))
+		return tool_err(cmd, "%s: must be a directory of this user (uid %u) "
+				"that no one else may write (chmod 700)", sv.cfg.dir,
+				(unsigned int)geteuid());
 	if (!sv.cfg.token_file) {
 		snprintf(tokpath, sizeof(tokpath), "%s/token", sv.cfg.dir);
 		sv.cfg.token_file = tokpath;

@@ -113,9 +113,10 @@ int serve_token_load(const char *path, char *token, size_t size, char *err,
 		snprintf(err, errsize, "%s: %s", path, strerror(errno));
 		return e;
 	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (st.st_mode & 077)) {
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (st.st_mode & 077) ||
+	    st.st_uid != geteuid()) {
 		snprintf(err, errsize, "%s: the token file must be a regular file "
-			 "only its owner may read (chmod 600)", path);
+			 "of this user that only its owner may read (chmod 600)", path);
 		close(fd);
 		return -EPERM;
 	}

@@ -361,8 +361,8 @@ static enum MHD_Result serve_parts(struct serve *sv, struct MHD_Connection *c,
 		json_t *o;
 
 		if (strncmp(e->d_name, name, nl) || strncmp(s, ".memmon", 7) ||
-		    (s[7] && (s[7] != '.' || !s[8] || strspn(s + 8, "0123456789") !=
-						       strlen(s + 8))) ||
+		    (s[7] && (s[7] != '.' || !s[8] || strlen(s + 8) > 9 ||
+			      strspn(s + 8, "0123456789") != strlen(s + 8))) ||
 		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
 		    !S_ISREG(st.st_mode))
 			continue;
@@ -429,7 +429,10 @@ static enum MHD_Result serve_tool(struct serve *sv, struct MHD_Connection *c,
 		struct MHD_Response *r;
 		enum MHD_Result ret;
 
-		fstat(fd, &st);
+		if (fstat(fd, &st)) {
+			close(fd);
+			return reply_err(c, 500, "cannot read the page");
+		}
 		r = MHD_create_response_from_fd(st.st_size, fd);
 		if (!r) {
 			close(fd);

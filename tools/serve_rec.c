@@ -445,7 +445,7 @@ void serve_rec_spawn_pending(struct serve *sv)
 	}
 	r = sv->spawn_rec;
 	snprintf(log, sizeof(log), "%s/%s.log", sv->cfg.dir, r->name);
-	fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 	pid = fd < 0 ? -1 : fork();
 	if (pid == 0) {
 		sigset_t none;
