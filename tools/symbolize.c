@@ -70,6 +70,13 @@ struct symbolizer {
 	char *debuginfo_path;
 };
 
+/* memmove() that accepts the NULL arrays of empty tables. */
+static void sym_move(void *dst, const void *src, size_t n)
+{
+	if (n)
+		memmove(dst, src, n);
+}
+
 static const Dwfl_Callbacks sym_dwfl_cb = {
 	.find_elf = dwfl_build_id_find_elf,
 	.find_debuginfo = dwfl_standard_find_debuginfo,
@@ -302,7 +309,7 @@ static struct sym_proc *sym_proc_get(struct symbolizer *s, __u32 tgid)
 	}
 	while (lo < s->nproc && s->proc[lo].tgid < tgid)
 		lo++;
-	memmove(&s->proc[lo + 1], &s->proc[lo], (s->nproc - lo) * sizeof(*p));
+	sym_move(&s->proc[lo + 1], &s->proc[lo], (s->nproc - lo) * sizeof(*p));
 	s->nproc++;
 	s->proc[lo] = (struct sym_proc){ .tgid = tgid };
 	return &s->proc[lo];
@@ -317,7 +324,7 @@ static void sym_proc_drop(struct symbolizer *s, __u32 tgid)
 		return;
 	i = p - s->proc;
 	free(p->map);
-	memmove(p, p + 1, (s->nproc - i - 1) * sizeof(*p));
+	sym_move(p, p + 1, (s->nproc - i - 1) * sizeof(*p));
 	s->nproc--;
 }
 
@@ -355,7 +362,7 @@ static int sym_unmap(struct sym_proc *p, __u64 start, __u64 end)
 			p->map = nm;
 			p->cap = cap;
 		}
-		memmove(&p->map[i + 1], &p->map[i], (p->nmap - i) * sizeof(*p->map));
+		sym_move(&p->map[i + 1], &p->map[i], (p->nmap - i) * sizeof(*p->map));
 		p->nmap++;
 		p->map[i].end = start;
 		if (!p->map[i + 1].by_bias)
@@ -374,7 +381,7 @@ static int sym_unmap(struct sym_proc *p, __u64 start, __u64 end)
 			p->map[j].pgoff += end - p->map[j].start;
 		p->map[j].start = end;
 	}
-	memmove(&p->map[i], &p->map[j], (p->nmap - j) * sizeof(*p->map));
+	sym_move(&p->map[i], &p->map[j], (p->nmap - j) * sizeof(*p->map));
 	p->nmap -= j - i;
 	return 0;
 }
@@ -401,7 +408,7 @@ static int sym_map_add(struct sym_proc *p, const struct sym_map *m)
 		p->cap = cap;
 	}
 	i = sym_map_lower(p, m->start);
-	memmove(&p->map[i + 1], &p->map[i], (p->nmap - i) * sizeof(*p->map));
+	sym_move(&p->map[i + 1], &p->map[i], (p->nmap - i) * sizeof(*p->map));
 	p->map[i] = *m;
 	p->nmap++;
 	return 0;
