@@ -142,6 +142,8 @@ static void on_syscall(struct report *rp, struct report_proc *p,
 	}
 	memset(&nr, 0, sizeof(nr));
 	nr.mapped_ns = sc->hdr.time_ns;
+	if (sc->sys == MEMMON_SYS_MMAP || sc->sys == MEMMON_SYS_BRK)
+		nr.site = sites_of(&rp->sites, &sc->hdr);
 	switch (sc->sys) {
 	case MEMMON_SYS_MMAP:
 	case MEMMON_SYS_MMAP2:
@@ -314,6 +316,9 @@ int report_add(void *ctx, const struct memmon_rec_header *rec)
 			memmon_paths__add_rec(rp->paths, rec);
 			return 0;
 		}
+		/* the address spaces, whatever the filter keeps */
+		rp->err = sym_feed(rp->sites.sym, rec, rp->paths) == -ENOMEM ?
+			  -ENOMEM : rp->err;
 		if (!memmon_rec_type__name(rec->type))
 			return 0;	/* a newer record type: skip */
 	}
@@ -554,8 +559,13 @@ void report_sort(struct report *rp, unsigned int key)
 
 int report_begin(struct report *rp, const struct memmon_trace_info *in)
 {
+	bool full = rp->sites.full;	/* set by the caller's options */
+
 	rp->nr_cpus = in->nr_cpus;
 	rp->rt_off = in->realtime_offset_ns;
+	if (sites_init(&rp->sites))
+		return -ENOMEM;
+	rp->sites.full = full;
 	rp->lost = calloc(in->nr_cpus, sizeof(*rp->lost));
 	return rp->lost ? 0 : -ENOMEM;
 }
@@ -585,6 +595,7 @@ void report_fini(struct report *rp)
 	free(rp->list);
 	free(rp->lost);
 	memmon_paths__free(rp->paths);
+	sites_fini(&rp->sites);
 	rp->list = NULL;
 	rp->nr_procs = 0;
 	rp->lost = NULL;

@@ -905,6 +905,28 @@ bool sym_frame_is_libc(const struct sym_frame *f)
 	       !strncmp(b, "libpthread.so", 13);
 }
 
+const char *sym_frame_name(char *buf, size_t len, const struct sym_frame *f)
+{
+	switch (f->status) {
+	case SYM_OK:
+		snprintf(buf, len, "%s+0x%llx", f->sym, (unsigned long long)f->off);
+		break;
+	case SYM_NO_SYMBOL:
+		snprintf(buf, len, "[%s+0x%llx]", f->file, (unsigned long long)f->off);
+		break;
+	case SYM_MISMATCH:
+		snprintf(buf, len, "[build-id mismatch: %s]", f->file);
+		break;
+	case SYM_NOT_FOUND:
+		snprintf(buf, len, "[not found: %s]", f->file);
+		break;
+	default:
+		snprintf(buf, len, "[unknown]");
+		break;
+	}
+	return buf;
+}
+
 int sym_fprint_stack(FILE *out, const struct sym_frame *f, size_t n, bool raw)
 {
 	size_t i;

@@ -97,6 +97,9 @@ bool sym_after_call(struct symbolizer *s, __u32 tgid, __u64 ip);
 /* Whether f is in libc or the dynamic loader (the call-site rule). */
 bool sym_frame_is_libc(const struct sym_frame *f);
 
+/* A frame's short name: sym+0xoff, [path+0xoff], [unknown], ... */
+const char *sym_frame_name(char *buf, size_t len, const struct sym_frame *f);
+
 /*
  * perf-script style: one line per frame, "\t%16llx sym+0xoff (file)";
  * raw: addresses only. Returns a negative value on a write error.
