@@ -60,8 +60,8 @@ static json_t *leaks_json(const struct report *rp, const struct report_proc *p)
 
 		report_prot_str(prot, lg->prot);
 		if (site) {
-			one = json_pack("{s:s,s:I,s:I,s:I,s:I,s:o}",
-				"what", leak_kind_name(lg->kind),
+			one = json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:o}",
+				"what", leak_kind_name(lg->kind), "size", (json_int_t)lg->size,
 				"count", (json_int_t)lg->count, "bytes", (json_int_t)lg->bytes,
 				"first_ns", (json_int_t)lg->first_ns,
 				"last_ns", (json_int_t)lg->last_ns,

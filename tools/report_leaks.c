@@ -103,6 +103,8 @@ int leak_split(struct leak_split *ls, const struct region *r, size_t n)
 			g->flags = leaks[i].flags;
 			g->first_ns = leaks[i].mapped_ns;
 		}
+		if (g->size != sz)
+			g->size = 0;	/* a site's regions of several sizes */
 		g->count++;
 		g->bytes += sz;
 		if (leaks[i].mapped_ns < g->first_ns)

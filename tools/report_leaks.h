@@ -40,7 +40,7 @@ enum leak_kind {
 struct leak_group {
 	enum leak_kind kind;
 	__u32 site;		/* report_sites.h's number; 0: none */
-	__u64 size;		/* of each region (with a site: the first's) */
+	__u64 size;		/* of each region; 0: a site's of several sizes */
 	__u32 prot, flags;
 	__u64 count, bytes;
 	__u64 first_ns, last_ns;	/* mapped_ns of the first and last */

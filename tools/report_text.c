@@ -77,8 +77,13 @@ static void print_leaks(const struct report *rp, const struct report_proc *p)
 			       sym_frame_name(name, sizeof(name), at));
 			if (at->file && at->status == SYM_OK)
 				printf(" (%s)", at->file);
-			printf("  %llu regions, %llu bytes (%s), mapped %s .. %s\n",
-			       (unsigned long long)g->count, (unsigned long long)g->bytes,
+			if (g->size)
+				printf("  %llu x %s", (unsigned long long)g->count,
+				       human(b1, sizeof(b1), g->size));
+			else
+				printf("  %llu regions", (unsigned long long)g->count);
+			printf(" = %llu bytes (%s), mapped %s .. %s\n",
+			       (unsigned long long)g->bytes,
 			       human(b2, sizeof(b2), g->bytes), t1, t2);
 			fflush(stdout);
 			sym_fprint_stack(stdout, site->frame, site->nr, false);
