@@ -16,6 +16,7 @@
 #include "rec_pipe.h"
 #include "rec_filter.h"
 #include "report_model.h"
+#include "stack_out.h"
 
 int cmd_report(int argc, char **argv)
 {
@@ -135,6 +136,7 @@ int cmd_report(int argc, char **argv)
 		tool_err(cmd, "out of memory");
 		goto out;
 	}
+	stack_load_meta(rp.sites.sym, memmon_trace_reader__meta(r));
 	/* Read and merged on a thread of its own, modelled on this one. */
 	n = rec_pipe_for_each(r, report_add, &rp, 0);
 	if (n < 0) {

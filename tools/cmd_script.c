@@ -186,6 +186,7 @@ int cmd_script(int argc, char **argv)
 		tool_err(cmd, "out of memory");
 		goto out_close;
 	}
+	stack_load_meta(c.sym, memmon_trace_reader__meta(r));
 	c.out = stdout;
 	if (output) {
 		c.out = fopen(output, "w");

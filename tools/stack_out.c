@@ -4,6 +4,7 @@
  * stack settings, and a record's stack in text and JSON.
  */
 #include <errno.h>
+#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 #include "builtin.h"
@@ -50,6 +51,54 @@ int stack_session_setup(const char *cmd, struct memmon_session *s,
 				ret == -EOPNOTSUPP || ret == -EINVAL ?
 				" (the module predates ABI 1.5?)" : "");
 	return 0;
+}
+
+static int hex_val(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+void stack_load_meta(struct symbolizer *sym, const char *meta_text)
+{
+	json_t *m = json_loads(meta_text, 0, NULL), *v;
+	const char *key;
+
+	if (!m)
+		return;
+	json_object_foreach(json_object_get(m, "build_ids"), key, v) {
+		const char *hex = json_string_value(v);
+		__u8 id[SYM_BUILD_ID_MAX];
+		size_t n, i;
+
+		if (!hex)
+			continue;	/* the recorder could not read one */
+		n = strlen(hex);
+		if (!n || n % 2 || n / 2 > sizeof(id))
+			continue;
+		for (i = 0; i < n / 2; i++) {
+			int hi = hex_val(hex[2 * i]), lo = hex_val(hex[2 * i + 1]);
+
+			if (hi < 0 || lo < 0)
+				break;
+			id[i] = (__u8)(hi << 4 | lo);
+		}
+		if (i == n / 2)
+			sym_expect_build_id(sym, key, id, i);
+	}
+	json_object_foreach(json_object_get(m, "maps"), key, v) {
+		unsigned long pid;
+		char *end;
+
+		pid = strtoul(key, &end, 10);
+		if (json_string_value(v) && !*end && pid && pid <= 0xffffffffUL)
+			sym_load_maps_text(sym, (__u32)pid, json_string_value(v),
+					   json_string_length(v));
+	}
+	json_decref(m);
 }
 
 int stack_fprint_text(FILE *out, struct symbolizer *sym,

@@ -50,4 +50,11 @@ int stack_fprint_json(FILE *out, struct symbolizer *sym,
 		      const struct memmon_rec_header *rec,
 		      const struct memmon_format_opts *fo, bool raw);
 
+/*
+ * What a recording's metadata says for symbols (memmon record): the
+ * build-id of each file its records named ("build_ids") and each -p
+ * process's maps when watching began ("maps"). Bad entries are skipped.
+ */
+void stack_load_meta(struct symbolizer *sym, const char *meta_text);
+
 #endif /* MEMMON_TOOLS_STACK_OUT_H */
