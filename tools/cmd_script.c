@@ -50,15 +50,28 @@ static const char script_usage[] =
  * Every record feeds the path table before the filter: an mmap kept by
  * the filter decodes its fd<path> from a PATH record that was not.
  */
+static int script_rec(struct script_ctx *c, const struct memmon_rec_header *rec);
+
+/*
+ * Every record feeds the symboliser, after it is printed: a stack is
+ * that of the call, in the address space before the call's own change.
+ * A full model only bounds what it learns: no error stops the script.
+ */
 static int script_cb(void *vctx, const struct memmon_rec_header *rec)
 {
 	struct script_ctx *c = vctx;
+	int ret = script_rec(c, rec);
+
+	sym_feed(c->sym, rec, c->paths);
+	return ret;
+}
+
+static int script_rec(struct script_ctx *c, const struct memmon_rec_header *rec)
+{
 	int ret;
 
 	memmon_paths__add_rec(c->paths, rec);
-	/* a full model only bounds what it learns: no error stops the script */
-	sym_feed(c->sym, rec, c->paths);
-	if (!rec_filter_match(c->f, rec))
+	if (!rec_filter_match(c->f, rec) || stack_rec_unprintable(rec))
 		return 0;
 	/* PATH records feed the fd<path> decoding; text shows them there. */
 	if (rec->type == MEMMON_REC_PATH && !c->json)

@@ -114,15 +114,28 @@ static int rec_event(const struct memmon_rec_header *rec)
 	}
 }
 
-/* The formatter's, for each record in order. */
+static int format_one(struct trace_ctx *c, const struct memmon_rec_header *rec);
+
+/*
+ * The formatter's, for each record in order. Every record feeds the
+ * symboliser after it is printed: a stack is that of the call, in the
+ * address space before the call's own change. A full model only bounds
+ * what it learns: the trace goes on.
+ */
 static int format_rec(void *vctx, const struct memmon_rec_header *rec)
 {
 	struct trace_ctx *c = vctx;
+	int ret = format_one(c, rec);
+
+	sym_feed(c->sym, rec, c->paths);
+	return ret;
+}
+
+static int format_one(struct trace_ctx *c, const struct memmon_rec_header *rec)
+{
 	int ev = rec_event(rec);
 
 	memmon_paths__add_rec(c->paths, rec);
-	/* a full model only bounds what it learns: the trace goes on */
-	sym_feed(c->sym, rec, c->paths);
 	if (ev >= 0 && !(c->show_mask & (1ULL << ev)))
 		return 0;
 	if (rec->type == MEMMON_REC_SYSCALL) {
@@ -134,7 +147,7 @@ static int format_rec(void *vctx, const struct memmon_rec_header *rec)
 	/* PATH records feed the fd<path> decoding; text shows them there. */
 	if (rec->type == MEMMON_REC_PATH && !c->json)
 		return 0;
-	if (!rec_filter_match(&c->f, rec))
+	if (!rec_filter_match(&c->f, rec) || stack_rec_unprintable(rec))
 		return 0;
 	if (c->summary)
 		summary_add(&c->sum, rec);

@@ -293,9 +293,25 @@ static void on_fork(struct report *rp, struct report_proc *parent,
 	}
 }
 
+static int report_rec(struct report *rp, const struct memmon_rec_header *rec);
+
+/*
+ * Every record feeds the address spaces (whatever the filter keeps), after
+ * the model took it: a stack is that of the call, in the space before the
+ * call's own change.
+ */
 int report_add(void *ctx, const struct memmon_rec_header *rec)
 {
 	struct report *rp = ctx;
+	int ret = report_rec(rp, rec);
+
+	if (sym_feed(rp->sites.sym, rec, rp->paths) == -ENOMEM)
+		rp->err = -ENOMEM;
+	return ret;
+}
+
+static int report_rec(struct report *rp, const struct memmon_rec_header *rec)
+{
 	/*
 	 * Most records are faults: a whole one (memmon_rec__fault()'s checks)
 	 * skips the others' tests and the calls.
@@ -316,9 +332,6 @@ int report_add(void *ctx, const struct memmon_rec_header *rec)
 			memmon_paths__add_rec(rp->paths, rec);
 			return 0;
 		}
-		/* the address spaces, whatever the filter keeps */
-		rp->err = sym_feed(rp->sites.sym, rec, rp->paths) == -ENOMEM ?
-			  -ENOMEM : rp->err;
 		if (!memmon_rec_type__name(rec->type))
 			return 0;	/* a newer record type: skip */
 	}

@@ -39,12 +39,15 @@ static unsigned int hash_str(const char *s)
 }
 
 /*
- * A frame's part of the key: where in which file, so one site in two
- * processes (or runs at other addresses) is one key; the raw address
- * when no file is known.
+ * A frame's part of the key: where in which file (function and offset,
+ * or file offset), so one site in two processes (or runs at other
+ * addresses) is one key; the raw address when no file is known.
  */
 static int key_frame(char *buf, size_t len, const struct sym_frame *f)
 {
+	if (f->file && f->sym)
+		return snprintf(buf, len, "%s:%s+%llx;", f->file, f->sym,
+				(unsigned long long)f->off);
 	if (f->file)
 		return snprintf(buf, len, "%s+%llx;", f->file, (unsigned long long)f->off);
 	return snprintf(buf, len, "@%llx;", (unsigned long long)f->ip);

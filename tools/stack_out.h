@@ -23,6 +23,17 @@ struct memmon_session;
  */
 int memmon_session__set_stack(struct memmon_session *s, unsigned int depth,
 			      unsigned int flags) __attribute__((weak));
+const struct memmon_rec_auxv *
+memmon_rec__auxv(const struct memmon_rec_header *rec) __attribute__((weak));
+
+/*
+ * An AUXV record before libmemmon's decoder knows the type (without
+ * memmon_rec__auxv()) prints nothing: the printers skip it.
+ */
+static inline bool stack_rec_unprintable(const struct memmon_rec_header *rec)
+{
+	return rec->type == MEMMON_REC_AUXV && !memmon_rec__auxv;
+}
 
 struct stack_opts {
 	bool call_graph;	/* -g: ask the kernel for the frame-pointer walk */

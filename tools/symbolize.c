@@ -817,6 +817,12 @@ bool sym_after_call(struct symbolizer *s, __u32 tgid, __u64 ip)
 	unsigned int i;
 	bool exec;
 
+	/*
+	 * A changed file cannot tell where its calls were: an address in a
+	 * code mapping of it is kept, to be shown as a mismatch.
+	 */
+	if (m && fr.status == SYM_MISMATCH)
+		return m->by_bias || m->exec;
 	if (!m || fr.status != SYM_NO_SYMBOL || !sym_map_vaddr(m, ip, &vaddr, &exec) ||
 	    !exec || (!m->by_bias && !m->exec) || vaddr < sizeof(buf))
 		return false;
