@@ -17,7 +17,7 @@ LIBC=$(realpath "$(ldd "$W" | awk '/libc\.so/ { print $3 }')")
 t "w_leak2 is there, libc found" test -x "$W" -a -r "$LIBC"
 
 # trace -g: the two call sites under the anonymous mmaps
-t "trace -g exits 0" sh -c "'$M' trace -g -e mmap -- '$W' leak '$LIBC' >'$tmp/g.txt' 2>'$tmp/err'"
+t "trace -g exits 0" sh -c "'$M' trace -g -- '$W' leak '$LIBC' >'$tmp/g.txt' 2>'$tmp/err'"
 t "... leak_small is named under an mmap" grep -Eq '^	 +[0-9a-f]+ leak_small\+0x[0-9a-f]+ \(.*/w_leak2\)' "$tmp/g.txt"
 t "... leak_big too" grep -Eq '^	 +[0-9a-f]+ leak_big\+0x[0-9a-f]+ \(.*/w_leak2\)' "$tmp/g.txt"
 t "... and do_leak above them (frame pointers)" grep -Eq '^	 +[0-9a-f]+ do_leak\+0x[0-9a-f]+ ' "$tmp/g.txt"
@@ -34,12 +34,12 @@ for line in open(sys.argv[1]):
             sites.add(f["sym"])
 assert sites == {"leak_small", "leak_big"}, sites'
 t "trace -g --json: stack arrays with both sites" sh -c "
-	'$M' trace -g --json -e mmap -- '$W' leak '$LIBC' >'$tmp/g.json' 2>'$tmp/err' &&
+	'$M' trace -g --json -- '$W' leak '$LIBC' >'$tmp/g.json' 2>'$tmp/err' &&
 	$PY -c '$json_py' '$tmp/g.json'"
 t "trace --no-symbols: addresses only" sh -c "
-	'$M' trace --no-symbols -e mmap -- '$W' leak '$LIBC' >'$tmp/raw.txt' 2>'$tmp/err' &&
+	'$M' trace --no-symbols -- '$W' leak '$LIBC' >'$tmp/raw.txt' 2>'$tmp/err' &&
 	grep -Eq '^	 +[0-9a-f]+$' '$tmp/raw.txt' && ! grep -q leak_small '$tmp/raw.txt'"
-t "trace --call-graph=fp,4 is accepted" sh -c "'$M' trace --call-graph=fp,4 -e mmap -- '$W' leak '$LIBC' >/dev/null 2>'$tmp/err'"
+t "trace --call-graph=fp,4 is accepted" sh -c "'$M' trace --call-graph=fp,4 -- '$W' leak '$LIBC' >/dev/null 2>'$tmp/err'"
 t "trace --call-graph=99 is a usage error" sh -c "'$M' trace --call-graph=99 -- true 2>'$tmp/err'; [ \$? -eq 2 ]"
 
 # record: build-ids in the metadata; script resolves; a changed copy does not
