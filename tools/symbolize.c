@@ -77,9 +77,44 @@ static void sym_move(void *dst, const void *src, size_t n)
 		memmove(dst, src, n);
 }
 
+/*
+ * Separate debug info from /usr/lib/debug/.build-id only (what -dbgsym
+ * packages install); libdwfl falls back to the file's own. Not elfutils'
+ * standard search: that one asks debuginfod servers when DEBUGINFOD_URLS
+ * is set, and a trace must not make the symboliser fetch from the network.
+ */
+static int sym_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+			      Dwarf_Addr base, const char *file_name,
+			      const char *debuglink_file, GElf_Word debuglink_crc,
+			      char **debuginfo_file_name)
+{
+	const unsigned char *bits;
+	GElf_Addr vaddr;
+	char path[sizeof("/usr/lib/debug/.build-id/") + 2 * SYM_BUILD_ID_MAX + 8];
+	int len = dwfl_module_build_id(mod, &bits, &vaddr), i, n, fd;
+
+	(void)userdata, (void)modname, (void)base, (void)file_name;
+	(void)debuglink_file, (void)debuglink_crc;
+	if (len < 2 || len > SYM_BUILD_ID_MAX)
+		return -1;
+	n = snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%02x/", bits[0]);
+	for (i = 1; i < len; i++)
+		n += snprintf(path + n, sizeof(path) - n, "%02x", bits[i]);
+	snprintf(path + n, sizeof(path) - n, ".debug");
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		*debuginfo_file_name = strdup(path);
+		if (!*debuginfo_file_name) {
+			close(fd);
+			return -1;
+		}
+	}
+	return fd;
+}
+
 static const Dwfl_Callbacks sym_dwfl_cb = {
 	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = sym_find_debuginfo,
 };
 
 struct symbolizer *sym_new(void)
