@@ -93,8 +93,12 @@ static int sym_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *mod
 	char path[sizeof("/usr/lib/debug/.build-id/") + 2 * SYM_BUILD_ID_MAX + 8];
 	int len = dwfl_module_build_id(mod, &bits, &vaddr), i, n, fd;
 
-	(void)userdata, (void)modname, (void)base, (void)file_name;
-	(void)debuglink_file, (void)debuglink_crc;
+	(void)userdata;
+	(void)modname;
+	(void)base;
+	(void)file_name;
+	(void)debuglink_file;
+	(void)debuglink_crc;
 	if (len < 2 || len > SYM_BUILD_ID_MAX)
 		return -1;
 	n = snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%02x/", bits[0]);
