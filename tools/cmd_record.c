@@ -42,9 +42,11 @@
 #include <urcu/wfcqueue.h>
 #include <memmon/trace.h>
 #include "builtin.h"
+#include "stack_out.h"
 #include "rec_rotate.h"
 
 #define CHUNK_MAX	(1U << 20)	/* bytes per chunk, at most */
+#define RECORD_MAX_BUILD_IDS	16384	/* files whose build-id the metadata keeps */
 #define CHUNK_FLUSH	(256U << 10)	/* hand over once this full... */
 #define CHUNK_AGE_NS	(500ULL * 1000 * 1000)	/* ...or this old */
 
@@ -106,6 +108,14 @@ struct record {
 	struct memmon_trace_writer *w;
 	struct proctab *pt;
 	struct memmon_paths *paths;
+	/*
+	 * build_ids: path -> hex GNU build-id (null: none readable), read
+	 * when a record first names the file so that report can tell a file
+	 * changed since; ids_lock: the writer (note_records) and the main
+	 * thread (the attach-time maps) both add.
+	 */
+	json_t *build_ids;
+	pthread_mutex_t ids_lock;
 	unsigned int nr_cpus;
 	struct reader *readers;
 	struct cds_wfcq_head qhead;
@@ -175,6 +185,9 @@ static const char record_usage[] =
 "                      written out only on SIGUSR1 (part FILE.N) and at\n"
 "                      the end (the last part); what the rings wrote over\n"
 "                      is counted lost, exactly, in LOST records\n"
+"  -g, --call-graph[=[fp,]DEPTH]  user call stacks by frame pointers, DEPTH\n"
+"                      frames (8) beyond the call site\n"
+"      --fault-stacks  faults carry a call stack too\n"
 "  -- CMD              run CMD under the watch from its first instruction\n"
 "\n"
 "Stops when the watched processes have exited, on Ctrl-C, after\n"
@@ -411,6 +424,51 @@ static bool is_until_mark(const struct record *r,
 	       !memcmp(m->data, r->until_mark, r->until_len);
 }
 
+/* The build-id of path, once per path (bounded by the table's size). */
+static void note_build_id(struct record *r, const char *path)
+{
+	__u8 id[SYM_BUILD_ID_MAX];
+	char hex[2 * SYM_BUILD_ID_MAX + 1];
+	int n, i;
+
+	pthread_mutex_lock(&r->ids_lock);
+	if (!r->build_ids || json_object_get(r->build_ids, path) ||
+	    json_object_size(r->build_ids) >= RECORD_MAX_BUILD_IDS)
+		goto out;
+	n = sym_read_build_id(path, id);
+	for (i = 0; i < n; i++)
+		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+	json_object_set_new(r->build_ids, path, n > 0 ? json_string(hex) : json_null());
+out:
+	pthread_mutex_unlock(&r->ids_lock);
+}
+
+/* A PATH or EXEC record's path, NUL-terminated inside the record, or NULL. */
+static const char *rec_path(const struct memmon_rec_header *h)
+{
+	const char *path;
+	size_t fixed, len;
+
+	if (h->type == MEMMON_REC_PATH) {
+		const struct memmon_rec_path *pr = (const void *)h;
+
+		fixed = sizeof(*pr);
+		len = h->size >= fixed ? pr->path_len : 0;
+		path = pr->path;
+	} else if (h->type == MEMMON_REC_EXEC) {
+		const struct memmon_rec_exec *e = (const void *)h;
+
+		fixed = sizeof(*e);
+		len = h->size >= fixed ? e->path_len : 0;
+		path = e->path;
+	} else {
+		return NULL;
+	}
+	if (h->size < fixed || !len || len >= h->size - fixed || path[len])
+		return NULL;
+	return path;
+}
+
 /* Records just written (add_chunk checked their sizes). */
 static void note_records(struct record *r, unsigned int cpu, const __u8 *p,
 			 size_t len)
@@ -423,6 +481,12 @@ static void note_records(struct record *r, unsigned int cpu, const __u8 *p,
 
 		if (h->type == MEMMON_REC_PATH)
 			memmon_paths__add_rec(r->paths, h);
+		if (h->type == MEMMON_REC_PATH || h->type == MEMMON_REC_EXEC) {
+			const char *path = rec_path(h);
+
+			if (path)
+				note_build_id(r, path);
+		}
 		if (h->type == MEMMON_REC_LOST) {
 			if (h->size >= sizeof(struct memmon_rec_lost))
 				sp->lost += ((const struct memmon_rec_lost *)h)->count;
@@ -492,6 +556,53 @@ static size_t fit_records(const __u8 *p, size_t len, __u64 room)
 }
 
 static int path_to_json(void *ctx, __u64 dev, __u64 ino, const char *path);
+
+/* m["build_ids"]: a copy, the writer may add meanwhile. */
+static void add_build_ids(struct record *r, json_t *m)
+{
+	pthread_mutex_lock(&r->ids_lock);
+	if (r->build_ids)
+		json_object_set_new(m, "build_ids", json_deep_copy(r->build_ids));
+	pthread_mutex_unlock(&r->ids_lock);
+}
+
+/*
+ * m["maps"]: each -p process's /proc/PID/maps when watching began (what
+ * it mapped before has no record), and the build-ids of its files.
+ */
+static void add_maps(struct record *r, const struct target *t, json_t *m)
+{
+	json_t *maps = json_object();
+	int i;
+
+	for (i = 0; maps && i < t->nr_pids; i++) {
+		char name[64], line[4352], *buf = NULL;
+		size_t len = 0;
+		FILE *f, *o;
+
+		snprintf(name, sizeof(name), "/proc/%d/maps", (int)t->pids[i]);
+		f = fopen(name, "re");
+		if (!f)
+			continue;
+		o = open_memstream(&buf, &len);
+		while (o && fgets(line, sizeof(line), f)) {
+			char *path = strchr(line, '/');
+
+			fputs(line, o);
+			if (path) {
+				path[strcspn(path, "\n")] = '\0';
+				note_build_id(r, path);
+			}
+		}
+		fclose(f);
+		if (o && !fclose(o)) {
+			snprintf(name, sizeof(name), "%d", (int)t->pids[i]);
+			json_object_set_new(maps, name, json_string(buf));
+		}
+		free(buf);
+	}
+	json_object_set_new(m, "maps", maps);
+}
 
 /* Per CPU, the events left out after the --until-mark mark. */
 static json_t *after_mark_json(const struct record *r)
@@ -582,6 +693,7 @@ static int part_end_meta(struct record *r, bool interrupted,
 	if (k && r->until_mark)
 		json_object_set_new(m, "after_mark", after_mark_json(r));
 	json_object_set_new(m, "paths", paths);
+	add_build_ids(r, m);
 	json_object_set_new(m, "end_ns", json_integer((json_int_t)now_ns()));
 	json_object_set_new(m, "events", json_integer((json_int_t)r->part_events));
 	json_object_set_new(m, "interrupted", json_boolean(interrupted));
@@ -744,8 +856,8 @@ static void *writer_main(void *arg)
 	return NULL;
 }
 
-static char *start_meta(struct target *t, int argc, char **argv, __u64 ring_size,
-			unsigned int nr_cpus)
+static char *start_meta(struct record *r, struct target *t, int argc, char **argv,
+			__u64 ring_size, unsigned int nr_cpus)
 {
 	json_t *m = json_object(), *a = json_array(), *p = json_array();
 	struct utsname u;
@@ -772,6 +884,8 @@ static char *start_meta(struct target *t, int argc, char **argv, __u64 ring_size
 	json_object_set_new(m, "clock", json_string("monotonic"));
 	json_object_set_new(m, "ring_size", json_integer((json_int_t)ring_size));
 	json_object_set_new(m, "start_ns", json_integer((json_int_t)now_ns()));
+	add_maps(r, t, m);
+	add_build_ids(r, m);
 	s = json_dumps(m, JSON_COMPACT);
 	json_decref(m);
 	return s;
@@ -815,6 +929,7 @@ static void end_meta(struct record *r, bool interrupted, unsigned long long *los
 	memmon_paths__for_each(r->paths, path_to_json, paths);
 	json_object_set_new(m, "cpu_stats", arr);
 	json_object_set_new(m, "paths", paths);
+	add_build_ids(r, m);
 	json_object_set_new(m, "end_ns", json_integer((json_int_t)now_ns()));
 	json_object_set_new(m, "events", json_integer((json_int_t)r->events));
 	json_object_set_new(m, "interrupted", json_boolean(interrupted));
@@ -938,6 +1053,8 @@ int cmd_record(int argc, char **argv)
 		{ "max-size", required_argument, NULL, 'S' },
 		{ "rotate", required_argument, NULL, 'R' },
 		{ "overwrite", no_argument, NULL, 'O' },
+		{ "call-graph", optional_argument, NULL, 'g' },
+		{ "fault-stacks", no_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -957,12 +1074,13 @@ int cmd_record(int argc, char **argv)
 	bool rotate_set = false, usr1_warned = false;
 	const char *why = NULL;
 	struct sigaction sa;
+	struct stack_opts stack = { 0 };
 
 	t.ev_mask = (1ULL << MEMMON_EV__COUNT) - 1;
 	t.ev_syscalls = (1ULL << MEMMON_SYS__COUNT) - 1;
 	optind = 1;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+p:G:fe:o:m:zh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+p:G:fe:o:m:zgh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
 			ret = target_add_pids(cmd, &t, optarg);
@@ -984,6 +1102,15 @@ int cmd_record(int argc, char **argv)
 			break;
 		case 'o':
 			output = optarg;
+			break;
+		case 'g':
+			ret = stack_parse_call_graph(cmd, optarg, &stack);
+			if (ret)
+				goto out_target;
+			ret = 1;
+			break;
+		case 'F':
+			stack.fault_stacks = true;
 			break;
 		case 'z':
 			level = 3;
@@ -1083,6 +1210,8 @@ int cmd_record(int argc, char **argv)
 	ret = 1;
 	r.pt = proctab_new(t.follow);
 	r.paths = memmon_paths__new();
+	r.build_ids = json_object();
+	pthread_mutex_init(&r.ids_lock, NULL);
 	r.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (!r.pt || !r.paths || r.wake_fd < 0) {
 		tool_err(cmd, "out of memory");
@@ -1095,6 +1224,8 @@ int cmd_record(int argc, char **argv)
 				       wait_ms);
 	if (!r.s)
 		goto out_offline;
+	if (stack_session_setup(cmd, r.s, &stack))
+		goto out_session;
 	r.nr_cpus = memmon_session__nr_cpus(r.s);
 	/* Before part 1 exists: whoever sees it may send SIGUSR1. */
 	memset(&sa, 0, sizeof(sa));
@@ -1131,7 +1262,7 @@ int cmd_record(int argc, char **argv)
 		goto out_writer;
 	}
 	ret = 1;
-	meta = start_meta(&t, argc, argv, memmon_session__info(r.s)->ring_size,
+	meta = start_meta(&r, &t, argc, argv, memmon_session__info(r.s)->ring_size,
 			  r.nr_cpus);
 	r.start_meta = meta;
 	if (!meta || (r.max_size ? part_start_meta(&r) :
@@ -1304,6 +1435,8 @@ out_offline:
 out_free:
 	proctab_free(r.pt);
 	memmon_paths__free(r.paths);
+	json_decref(r.build_ids);
+	pthread_mutex_destroy(&r.ids_lock);
 	if (r.wake_fd >= 0)
 		close(r.wake_fd);
 out_target:

@@ -16,6 +16,7 @@
 #include "rec_pipe.h"
 #include "rec_filter.h"
 #include "report_model.h"
+#include "stack_out.h"
 
 int cmd_report(int argc, char **argv)
 {
@@ -26,6 +27,7 @@ int cmd_report(int argc, char **argv)
 		{ "sort", required_argument, NULL, 's' },
 		{ "top", required_argument, NULL, 'n' },
 		{ "json", no_argument, NULL, 'J' },
+		{ "call-site", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -56,6 +58,14 @@ int cmd_report(int argc, char **argv)
 		switch (opt) {
 		case 'J':
 			json = true;
+			break;
+		case 'S':
+			if (strcmp(optarg, "full") && strcmp(optarg, "first")) {
+				ret = tool_usage_err(cmd, "bad --call-site '%s': first "
+						     "or full", optarg);
+				goto out_filter;
+			}
+			rp.sites.full = !strcmp(optarg, "full");
 			break;
 		case 's':
 			for (c = 0; c < report_nr_sort_keys; c++)
@@ -98,7 +108,11 @@ int cmd_report(int argc, char **argv)
 			       "syscalls, time,\n"
 			       "                        mapped, leaked, rss: most first\n"
 			       "  -n, --top N           the first N processes only\n"
-			       "      --json            JSON instead of text\n");
+			       "      --json            JSON instead of text\n"
+			       "      --call-site HOW   group leak candidates by the first "
+			       "frame outside\n"
+			       "                        libc and ld.so (first, default) or "
+			       "the whole stack (full)\n");
 			ret = tool_close_stdout(cmd);
 			goto out_filter;
 		default:
@@ -122,6 +136,7 @@ int cmd_report(int argc, char **argv)
 		tool_err(cmd, "out of memory");
 		goto out;
 	}
+	stack_load_meta(rp.sites.sym, memmon_trace_reader__meta(r));
 	/* Read and merged on a thread of its own, modelled on this one. */
 	n = rec_pipe_for_each(r, report_add, &rp, 0);
 	if (n < 0) {

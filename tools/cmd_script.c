@@ -13,6 +13,7 @@
 #include "builtin.h"
 #include "rec_filter.h"
 #include "rec_pipe.h"
+#include "stack_out.h"
 #include "trace_summary.h"
 
 struct script_ctx {
@@ -20,6 +21,8 @@ struct script_ctx {
 	bool json;
 	struct memmon_format_opts fopts;
 	struct memmon_paths *paths;
+	struct symbolizer *sym;	/* every record feeds it, kept or not */
+	bool raw;		/* --no-symbols */
 	const struct rec_filter *f;
 	struct ts_state ts;
 	bool records, summary;	/* -c: the summary alone; -C: both */
@@ -40,19 +43,35 @@ static const char script_usage[] =
 "                        record printed), delta, none\n"
 "  -c, --summary-only    only the summary, as strace -c (see memmon trace -c)\n"
 "  -C, --summary         the records and the summary\n"
-"  -o, --output FILE     write there instead of standard output\n";
+"  -o, --output FILE     write there instead of standard output\n"
+"      --no-symbols      call stacks as raw addresses\n";
 
 /*
  * Every record feeds the path table before the filter: an mmap kept by
  * the filter decodes its fd<path> from a PATH record that was not.
  */
+static int script_rec(struct script_ctx *c, const struct memmon_rec_header *rec);
+
+/*
+ * Every record feeds the symboliser, after it is printed: a stack is
+ * that of the call, in the address space before the call's own change.
+ * A full model only bounds what it learns: no error stops the script.
+ */
 static int script_cb(void *vctx, const struct memmon_rec_header *rec)
 {
 	struct script_ctx *c = vctx;
+	int ret = script_rec(c, rec);
+
+	sym_feed(c->sym, rec, c->paths);
+	return ret;
+}
+
+static int script_rec(struct script_ctx *c, const struct memmon_rec_header *rec)
+{
 	int ret;
 
 	memmon_paths__add_rec(c->paths, rec);
-	if (!rec_filter_match(c->f, rec))
+	if (!rec_filter_match(c->f, rec) || stack_rec_unprintable(rec))
 		return 0;
 	/* PATH records feed the fd<path> decoding; text shows them there. */
 	if (rec->type == MEMMON_REC_PATH && !c->json)
@@ -61,8 +80,13 @@ static int script_cb(void *vctx, const struct memmon_rec_header *rec)
 		summary_add(&c->sum, rec);
 	if (!c->records)
 		return 0;
-	ret = c->json ? memmon_rec__fprint_json(c->out, rec, &c->fopts) :
-			ts_fprint(c->out, rec, &c->fopts, &c->ts);
+	if (c->json) {
+		ret = stack_fprint_json(c->out, c->sym, rec, &c->fopts, c->raw);
+	} else {
+		ret = ts_fprint(c->out, rec, &c->fopts, &c->ts);
+		if (ret >= 0 && stack_fprint_text(c->out, c->sym, rec, c->raw))
+			ret = -EIO;
+	}
 	if (ret == -EBADMSG && !ferror(c->out)) {
 		/* a known type, too short for its fields (CRC-valid: written so) */
 		c->bad = *rec;
@@ -90,6 +114,7 @@ int cmd_script(int argc, char **argv)
 		{ "summary-only", no_argument, NULL, 'c' },
 		{ "summary", no_argument, NULL, 'C' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "no-symbols", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -119,6 +144,9 @@ int cmd_script(int argc, char **argv)
 			break;
 		case 'o':
 			output = optarg;
+			break;
+		case 'N':
+			c.raw = true;
 			break;
 		case 'r':
 			c.ts.mode = TS_DELTA;
@@ -166,6 +194,12 @@ int cmd_script(int argc, char **argv)
 	c.fopts.sz = sizeof(c.fopts);
 	c.fopts.realtime_offset_ns = in->realtime_offset_ns;
 	c.fopts.paths = c.paths;
+	c.sym = sym_new();
+	if (!c.sym) {
+		tool_err(cmd, "out of memory");
+		goto out_close;
+	}
+	stack_load_meta(c.sym, memmon_trace_reader__meta(r));
 	c.out = stdout;
 	if (output) {
 		c.out = fopen(output, "w");
@@ -200,6 +234,7 @@ int cmd_script(int argc, char **argv)
 		ret = 1;
 	}
 out_close:
+	sym_free(c.sym);
 	memmon_paths__free(c.paths);
 	memmon_trace_reader__close(r);
 out_free:

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include "builtin.h"
 #include "rec_filter.h"
+#include "stack_out.h"
 #include "rec_queue.h"
 #include "trace_summary.h"
 
@@ -43,6 +44,8 @@ struct trace_ctx {
 	bool json;
 	struct memmon_format_opts fopts;
 	struct memmon_paths *paths;
+	struct symbolizer *sym;	/* the formatter's; every record feeds it */
+	struct stack_opts stack;
 	__u64 show_mask;
 	__u64 show_sys;
 	struct rec_filter f;	/* --failed, --min-duration, --faults */
@@ -58,7 +61,8 @@ static const char trace_usage[] =
 "usage: memmon trace [-p PID[,PID...]] [-G CGROUP] [-f] [-e EVENTS] [-o FILE]\n"
 "                    [--json] [-m RING_SIZE] [--no-loss[=MS]] [--failed]\n"
 "                    [--min-duration D] [--faults LIST] [-r] [--ts STYLE]\n"
-"                    [-c|-C] [-- CMD [ARGS...]]\n"
+"                    [-c|-C] [-g|--call-graph[=[fp,]DEPTH]] [--fault-stacks]\n"
+"                    [--no-symbols] [-- CMD [ARGS...]]\n"
 "\n"
 "  -p, --pid PIDS      watch these processes (comma-separated)\n"
 "  -G, --cgroup DIR    watch a cgroup v2's processes, its descendants' and\n"
@@ -82,6 +86,11 @@ static const char trace_usage[] =
 "  -m, --ring-size N   per-CPU ring bytes, a power of two (e.g. 4M)\n"
 "      --no-loss[=MS]  a traced task whose events fill a ring waits for\n"
 "                      room instead of losing them (at most MS, 1000)\n"
+"  -g, --call-graph[=[fp,]DEPTH]  user call stacks by frame pointers, DEPTH\n"
+"                      frames (8) beyond the call site; without it each\n"
+"                      syscall still shows its call site\n"
+"      --fault-stacks  faults carry a call stack too\n"
+"      --no-symbols    call stacks as raw addresses\n"
 "  -- CMD              run CMD under the watch from its first instruction\n"
 "\n"
 "Stops when the watched processes have exited (or on Ctrl-C). The output\n"
@@ -105,10 +114,25 @@ static int rec_event(const struct memmon_rec_header *rec)
 	}
 }
 
-/* The formatter's, for each record in order. */
+static int format_one(struct trace_ctx *c, const struct memmon_rec_header *rec);
+
+/*
+ * The formatter's, for each record in order. Every record feeds the
+ * symboliser after it is printed: a stack is that of the call, in the
+ * address space before the call's own change. A full model only bounds
+ * what it learns: the trace goes on.
+ */
 static int format_rec(void *vctx, const struct memmon_rec_header *rec)
 {
 	struct trace_ctx *c = vctx;
+	int ret = format_one(c, rec);
+
+	sym_feed(c->sym, rec, c->paths);
+	return ret;
+}
+
+static int format_one(struct trace_ctx *c, const struct memmon_rec_header *rec)
+{
 	int ev = rec_event(rec);
 
 	memmon_paths__add_rec(c->paths, rec);
@@ -123,15 +147,16 @@ static int format_rec(void *vctx, const struct memmon_rec_header *rec)
 	/* PATH records feed the fd<path> decoding; text shows them there. */
 	if (rec->type == MEMMON_REC_PATH && !c->json)
 		return 0;
-	if (!rec_filter_match(&c->f, rec))
+	if (!rec_filter_match(&c->f, rec) || stack_rec_unprintable(rec))
 		return 0;
 	if (c->summary)
 		summary_add(&c->sum, rec);
 	if (!c->records)
 		return 0;
 	c->events++;
-	if ((c->json ? memmon_rec__fprint_json(c->out, rec, &c->fopts) :
-		       ts_fprint(c->out, rec, &c->fopts, &c->ts)) < 0) {
+	if ((c->json ? stack_fprint_json(c->out, c->sym, rec, &c->fopts, c->stack.raw) :
+		       ts_fprint(c->out, rec, &c->fopts, &c->ts)) < 0 ||
+	    (!c->json && stack_fprint_text(c->out, c->sym, rec, c->stack.raw))) {
 		c->werr = errno;	/* the stream's reason, e.g. EPIPE */
 		return -EIO;
 	}
@@ -284,6 +309,9 @@ int cmd_trace(int argc, char **argv)
 		{ "ts", required_argument, NULL, 'T' },
 		{ "summary-only", no_argument, NULL, 'c' },
 		{ "summary", no_argument, NULL, 'C' },
+		{ "call-graph", optional_argument, NULL, 'g' },
+		{ "fault-stacks", no_argument, NULL, 'S' },
+		{ "no-symbols", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -303,7 +331,7 @@ int cmd_trace(int argc, char **argv)
 	c.records = true;
 	optind = 1;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+p:G:fe:o:m:rcCh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+p:G:fe:o:m:rcCgh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case REC_FILTER_OPT_FAILED:
 		case REC_FILTER_OPT_MIN_DUR:
@@ -351,6 +379,17 @@ int cmd_trace(int argc, char **argv)
 			break;
 		case 'J':
 			c.json = true;
+			break;
+		case 'g':
+			ret = stack_parse_call_graph(cmd, optarg, &c.stack);
+			if (ret)
+				goto out_free;
+			break;
+		case 'S':
+			c.stack.fault_stacks = true;
+			break;
+		case 'N':
+			c.stack.raw = true;
 			break;
 		case 'L':
 			ret = tool_parse_no_loss(cmd, optarg, &wait_ms);
@@ -404,7 +443,8 @@ int cmd_trace(int argc, char **argv)
 		setvbuf(c.out, NULL, _IOFBF, 1 << 20);
 	c.paths = memmon_paths__new();
 	c.pt = proctab_new(t.follow);
-	if (!c.paths || !c.pt) {
+	c.sym = sym_new();
+	if (!c.paths || !c.pt || !c.sym) {
 		tool_err(cmd, "out of memory");
 		goto out_close;
 	}
@@ -412,6 +452,18 @@ int cmd_trace(int argc, char **argv)
 	s = tool_open_session(cmd, ring_size, wait_ms);
 	if (!s)
 		goto out_offline;
+	/*
+	 * A running process's mappings as they are now; what it maps from
+	 * here on comes as records. Loaded before the formatter owns c.sym.
+	 */
+	for (n = 0; n < t.nr_pids; n++) {
+		char maps[64];
+
+		snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)t.pids[n]);
+		sym_load_maps(c.sym, (__u32)t.pids[n], maps);
+	}
+	if (stack_session_setup(cmd, s, &c.stack))
+		goto out_session;
 	n = formatter_start(&c);
 	if (n) {
 		tool_err(cmd, "the formatting thread: %s", strerror(-n));
@@ -520,6 +572,7 @@ out_offline:
 	c.pt = NULL;
 	proctab_thread_offline();
 out_close:
+	sym_free(c.sym);
 	memmon_paths__free(c.paths);
 	if (c.out && c.out != stdout) {
 		if (ferror(c.out) | fclose(c.out))

@@ -47,6 +47,9 @@ struct region {
 	bool startup;		/* anonymous, mapped while the loader ran
 				 * (see report_leaks.h)
 				 */
+	__u32 site;		/* report_sites.h's number of the call
+				 * site that mapped it; 0: none known
+				 */
 	__u64 dev, ino;
 	__u64 mapped_ns;
 	__u64 faults;

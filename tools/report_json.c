@@ -25,6 +25,24 @@ static json_t *region_json(const struct report *rp, const struct region *r)
 	return o;
 }
 
+/* The site's frames as sym_fprint_stack_json() writes them. */
+static json_t *stack_json(const struct site *site)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	json_t *j = NULL;
+	FILE *m = open_memstream(&buf, &len);
+
+	if (!m)
+		return json_array();
+	int err = sym_fprint_stack_json(m, site->frame, site->nr, false);
+
+	if (!(fclose(m) | err))
+		j = json_loadb(buf, len, 0, NULL);
+	free(buf);
+	return j ? j : json_array();
+}
+
 static json_t *leaks_json(const struct report *rp, const struct report_proc *p)
 {
 	json_t *o = json_object(), *g = json_array(), *f = json_array();
@@ -36,9 +54,23 @@ static json_t *leaks_json(const struct report *rp, const struct report_proc *p)
 		return o;
 	for (i = 0; i < ls.nr_groups; i++) {
 		const struct leak_group *lg = &ls.groups[i];
+		const struct site *site = sites_get(&rp->sites, lg->site);
 		char prot[4];
+		json_t *one;
 
 		report_prot_str(prot, lg->prot);
+		if (site) {
+			one = json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:o}",
+				"what", leak_kind_name(lg->kind), "size", (json_int_t)lg->size,
+				"count", (json_int_t)lg->count, "bytes", (json_int_t)lg->bytes,
+				"first_ns", (json_int_t)lg->first_ns,
+				"last_ns", (json_int_t)lg->last_ns,
+				"stack", stack_json(site));
+			if (one)
+				json_object_set_new(one, "call_site", json_integer(site->at));
+			json_array_append_new(g, one);
+			continue;
+		}
 		json_array_append_new(g, json_pack("{s:s,s:I,s:s,s:i,s:I,s:I,s:I,s:I}",
 			"what", leak_kind_name(lg->kind), "size", (json_int_t)lg->size,
 			"prot", prot, "flags", (int)lg->flags,
@@ -54,7 +86,9 @@ static json_t *leaks_json(const struct report *rp, const struct report_proc *p)
 	}
 	for (i = 0; i < ls.nr_startup; i++)
 		json_array_append_new(st, region_json(rp, &ls.startup[i]));
-	json_object_set_new(o, "grouped_by", json_string("kind,size,prot,flags"));
+	json_object_set_new(o, "grouped_by", json_string(
+		ls.nr_groups && ls.groups[0].site ? rp->sites.full ? "kind,stack" :
+		"kind,call_site" : "kind,size,prot,flags"));
 	json_object_set_new(o, "count", json_integer((json_int_t)ls.leak_count));
 	json_object_set_new(o, "bytes", json_integer((json_int_t)ls.leak_bytes));
 	json_object_set_new(o, "groups", g);

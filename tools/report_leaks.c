@@ -36,12 +36,17 @@ static int cmp_leak(const void *a, const void *b)
 
 	if (kx != ky)
 		return kx < ky ? -1 : 1;
+	if (x->site != y->site)
+		return x->site < y->site ? -1 : 1;
+	if (x->site)
+		goto by_time;	/* one call site is one group, whatever the sizes */
 	if (sx != sy)
 		return sx < sy ? -1 : 1;
 	if (x->prot != y->prot)
 		return x->prot < y->prot ? -1 : 1;
 	if (x->flags != y->flags)
 		return x->flags < y->flags ? -1 : 1;
+by_time:
 	return (x->mapped_ns > y->mapped_ns) - (x->mapped_ns < y->mapped_ns);
 }
 
@@ -86,16 +91,20 @@ int leak_split(struct leak_split *ls, const struct region *r, size_t n)
 		struct leak_group *g = ls->nr_groups ? &ls->groups[ls->nr_groups - 1] : NULL;
 		__u64 sz = leaks[i].end - leaks[i].start;
 
-		if (!g || g->kind != kind_of(&leaks[i]) || g->size != sz ||
-		    g->prot != leaks[i].prot || g->flags != leaks[i].flags) {
+		if (!g || g->kind != kind_of(&leaks[i]) || g->site != leaks[i].site ||
+		    (!g->site && (g->size != sz || g->prot != leaks[i].prot ||
+				  g->flags != leaks[i].flags))) {
 			g = &ls->groups[ls->nr_groups++];
 			memset(g, 0, sizeof(*g));
 			g->kind = kind_of(&leaks[i]);
+			g->site = leaks[i].site;
 			g->size = sz;
 			g->prot = leaks[i].prot;
 			g->flags = leaks[i].flags;
 			g->first_ns = leaks[i].mapped_ns;
 		}
+		if (g->size != sz)
+			g->size = 0;	/* a site's regions of several sizes */
 		g->count++;
 		g->bytes += sz;
 		if (leaks[i].mapped_ns < g->first_ns)

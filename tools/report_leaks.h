@@ -4,11 +4,12 @@
  * at exit (or at the end of the trace) split three ways, and the growth
  * of a process over time.
  *
- *  - leak candidates: anonymous and heap (brk) memory never released.
- *    Syscall records carry no caller yet, so they are grouped by what
- *    the trace does know: kind ([anon], [shared anon], [heap]), size,
- *    prot and mmap flags; each group has its count, bytes and the first
- *    and last time one was mapped.
+ *  - leak candidates: anonymous and heap (brk) memory never released,
+ *    grouped by kind ([anon], [shared anon], [heap]) and call site (the
+ *    region's site, report_sites.h) when the record that mapped it had a
+ *    usable stack; otherwise by kind, size, prot and mmap flags. Each
+ *    group has its count, bytes and the first and last time one was
+ *    mapped.
  *  - file mappings: libraries, their .bss (an anonymous MAP_FIXED over a
  *    file mapping: region.image) and data files. Listed, not leaks.
  *  - startup memory: anonymous regions the dynamic loader mapped (TLS,
@@ -38,7 +39,8 @@ enum leak_kind {
 
 struct leak_group {
 	enum leak_kind kind;
-	__u64 size;		/* of each region */
+	__u32 site;		/* report_sites.h's number; 0: none */
+	__u64 size;		/* of each region; 0: a site's of several sizes */
 	__u32 prot, flags;
 	__u64 count, bytes;
 	__u64 first_ns, last_ns;	/* mapped_ns of the first and last */

@@ -142,6 +142,8 @@ static void on_syscall(struct report *rp, struct report_proc *p,
 	}
 	memset(&nr, 0, sizeof(nr));
 	nr.mapped_ns = sc->hdr.time_ns;
+	if (sc->sys == MEMMON_SYS_MMAP || sc->sys == MEMMON_SYS_BRK)
+		nr.site = sites_of(&rp->sites, &sc->hdr);
 	switch (sc->sys) {
 	case MEMMON_SYS_MMAP:
 	case MEMMON_SYS_MMAP2:
@@ -291,9 +293,25 @@ static void on_fork(struct report *rp, struct report_proc *parent,
 	}
 }
 
+static int report_rec(struct report *rp, const struct memmon_rec_header *rec);
+
+/*
+ * Every record feeds the address spaces (whatever the filter keeps), after
+ * the model took it: a stack is that of the call, in the space before the
+ * call's own change.
+ */
 int report_add(void *ctx, const struct memmon_rec_header *rec)
 {
 	struct report *rp = ctx;
+	int ret = report_rec(rp, rec);
+
+	if (sym_feed(rp->sites.sym, rec, rp->paths) == -ENOMEM)
+		rp->err = -ENOMEM;
+	return ret;
+}
+
+static int report_rec(struct report *rp, const struct memmon_rec_header *rec)
+{
 	/*
 	 * Most records are faults: a whole one (memmon_rec__fault()'s checks)
 	 * skips the others' tests and the calls.
@@ -554,8 +572,13 @@ void report_sort(struct report *rp, unsigned int key)
 
 int report_begin(struct report *rp, const struct memmon_trace_info *in)
 {
+	bool full = rp->sites.full;	/* set by the caller's options */
+
 	rp->nr_cpus = in->nr_cpus;
 	rp->rt_off = in->realtime_offset_ns;
+	if (sites_init(&rp->sites))
+		return -ENOMEM;
+	rp->sites.full = full;
 	rp->lost = calloc(in->nr_cpus, sizeof(*rp->lost));
 	return rp->lost ? 0 : -ENOMEM;
 }
@@ -585,6 +608,7 @@ void report_fini(struct report *rp)
 	free(rp->list);
 	free(rp->lost);
 	memmon_paths__free(rp->paths);
+	sites_fini(&rp->sites);
 	rp->list = NULL;
 	rp->nr_procs = 0;
 	rp->lost = NULL;

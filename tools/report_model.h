@@ -24,6 +24,7 @@
 #include "region_map.h"
 #include "report_latency.h"
 #include "report_leaks.h"
+#include "report_sites.h"
 
 #define REPORT_HOT_REGIONS	10
 #define REPORT_LAT_BUCKETS	64
@@ -76,6 +77,7 @@ struct report {
 	unsigned int nr_cpus;
 	__s64 rt_off;
 	struct rec_filter f;
+	struct sites sites;		/* call sites; fed every record */
 	int err;
 };
 

@@ -46,6 +46,7 @@ static void print_leaks(const struct report *rp, const struct report_proc *p)
 {
 	const char *when = p->exited ? "exit" : "the end of the trace";
 	char b1[32], b2[32], t1[32], t2[32], prot[4];
+	const struct site *site;
 	struct leak_split ls;
 	size_t i;
 
@@ -58,7 +59,7 @@ static void print_leaks(const struct report *rp, const struct report_proc *p)
 	printf("  leak candidates: anonymous and heap memory never released at %s: "
 	       "%llu regions, %s\n", when, (unsigned long long)ls.leak_count,
 	       human(b1, sizeof(b1), ls.leak_bytes));
-	if (ls.nr_groups)
+	if (ls.nr_groups && !ls.groups[0].site)
 		printf("    (no call sites in this trace: grouped by kind, size, "
 		       "prot and flags)\n");
 	for (i = 0; i < ls.nr_groups && i < LEAKS_SHOWN; i++) {
@@ -67,6 +68,27 @@ static void print_leaks(const struct report *rp, const struct report_proc *p)
 		report_prot_str(prot, g->prot);
 		fmt_time(rp, g->first_ns, t1, sizeof(t1));
 		fmt_time(rp, g->last_ns, t2, sizeof(t2));
+		site = sites_get(&rp->sites, g->site);
+		if (site) {
+			char name[512];
+			const struct sym_frame *at = &site->frame[site->at];
+
+			printf("    %-14s %s", leak_kind_name(g->kind),
+			       sym_frame_name(name, sizeof(name), at));
+			if (at->file && at->status == SYM_OK)
+				printf(" (%s)", at->file);
+			if (g->size)
+				printf("  %llu x %s", (unsigned long long)g->count,
+				       human(b1, sizeof(b1), g->size));
+			else
+				printf("  %llu regions", (unsigned long long)g->count);
+			printf(" = %llu bytes (%s), mapped %s .. %s\n",
+			       (unsigned long long)g->bytes,
+			       human(b2, sizeof(b2), g->bytes), t1, t2);
+			fflush(stdout);
+			sym_fprint_stack(stdout, site->frame, site->nr, false);
+			continue;
+		}
 		printf("    %-14s %s flags %#x  %llu x %s = %llu bytes (%s), "
 		       "mapped %s .. %s\n", leak_kind_name(g->kind), prot, g->flags,
 		       (unsigned long long)g->count, human(b1, sizeof(b1), g->size),

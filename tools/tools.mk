@@ -37,7 +37,9 @@ CURSES_LIBS	:= $(or $(shell pkg-config --libs ncursesw 2>/dev/null),-lncurses)
 # memmon serve / remote: libmicrohttpd, libcurl, GnuTLS (digests).
 SERVE_LIBS	:= $(shell pkg-config --libs libmicrohttpd libcurl gnutls 2>/dev/null || \
 		     echo -lmicrohttpd -lcurl -lgnutls)
-TOOLS_LIBS	:= -lurcu-cds -lurcu -lurcu-common -lpthread $(CURSES_LIBS) $(SERVE_LIBS)
+# Call-site symbols: libdw (libdwfl) and libelf from elfutils.
+DW_LIBS		:= $(or $(shell pkg-config --libs libdw libelf 2>/dev/null),-ldw -lelf)
+TOOLS_LIBS	:= -lurcu-cds -lurcu -lurcu-common -lpthread $(CURSES_LIBS) $(SERVE_LIBS) $(DW_LIBS)
 
 .PHONY: tools tools-install tools-uninstall
 

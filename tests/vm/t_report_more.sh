@@ -76,7 +76,12 @@ assert g == [(1, 1048576, 1048576), (3, 65536, 196608)], l
 assert l["bytes"] == 196608 + 1048576, l["bytes"]
 files = [f["what"] for f in l["file_mappings"]]
 assert sys.argv[2] in files, files
-assert not [x for x in l["groups"] if x["what"] != "[anon]"], l["groups"]'
+assert not [x for x in l["groups"] if x["what"] != "[anon]"], l["groups"]
+# by call site (ABI 1.5 stacks): the two leaking functions, nothing else
+sites = sorted((x["stack"][x["call_site"]].get("sym"), x["count"], x["bytes"])
+               for x in l["groups"])
+assert sites == [("leak_big", 1, 1048576), ("leak_small", 3, 196608)], sites
+assert l["grouped_by"] == "kind,call_site", l["grouped_by"]'
 t "record of the leaking program" sh -c "'$M' record -o '$tmp/leak.trace' -- '$W' leak '$LIBC' 2>'$tmp/err'"
 t "report: exactly its two leaks, exact bytes; the library apart" sh -c "
 	'$M' report --json '$tmp/leak.trace' >'$tmp/leak.json' &&
@@ -86,6 +91,10 @@ t "report text: the two groups" sh -c "
 	grep -q '1 x 1.0 MiB = 1048576 bytes' '$tmp/leak.txt' &&
 	grep -q '3 x 64.0 KiB = 196608 bytes' '$tmp/leak.txt' &&
 	grep -q 'leak candidates: .* 4 regions' '$tmp/leak.txt'"
+t "report text: the two call sites, with their stacks" sh -c "
+	grep -Eq '^    \\[anon\\] +leak_big\\+0x[0-9a-f]+ \\(.*/w_leak2\\)  1 x 1.0 MiB = 1048576 bytes' '$tmp/leak.txt' &&
+	grep -Eq '^    \\[anon\\] +leak_small\\+0x[0-9a-f]+ \\(.*/w_leak2\\)  3 x 64.0 KiB = 196608 bytes' '$tmp/leak.txt' &&
+	grep -Eq '^	 +[0-9a-f]+ do_leak\\+0x[0-9a-f]+ \\(.*/w_leak2\\)' '$tmp/leak.txt'"
 t "report text: libc is a file mapping, not a leak" sh -c "
 	sed -n '/^  file mappings/,/^  [a-z]/p' '$tmp/leak.txt' | grep -q 'libc.so.6'"
 t "report latency columns for mmap" grep -Eq '^    mmap +[0-9]+ +0 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+$' "$tmp/leak.txt"

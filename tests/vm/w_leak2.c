@@ -2,7 +2,9 @@
 /*
  * A program of known memory behaviour for tests/vm/t_report_more.sh. It
  * never calls malloc (no heap, no stdio) so that every mapping it makes
- * is one the test names.
+ * is one the test names. Built with frame pointers (tests/vm/vm.mk): the
+ * leaks' call sites, leak_small() and leak_big(), are what report names;
+ * anon() is always inlined so that they are the first frame outside libc.
  *
  *   w_leak2 leak LIB    maps LIB (a library, kept to the end), maps and
  *                       frees 4 x 32 KiB, leaks 3 x 64 KiB from one
@@ -19,7 +21,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
-static void *anon(size_t len)
+static inline __attribute__((always_inline)) void *anon(size_t len)
 {
 	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
