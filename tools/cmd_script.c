@@ -71,7 +71,7 @@ static int script_rec(struct script_ctx *c, const struct memmon_rec_header *rec)
 	int ret;
 
 	memmon_paths__add_rec(c->paths, rec);
-	if (!rec_filter_match(c->f, rec) || stack_rec_unprintable(rec))
+	if (!rec_filter_match(c->f, rec))
 		return 0;
 	/* PATH records feed the fd<path> decoding; text shows them there. */
 	if (rec->type == MEMMON_REC_PATH && !c->json)

@@ -147,7 +147,7 @@ static int format_one(struct trace_ctx *c, const struct memmon_rec_header *rec)
 	/* PATH records feed the fd<path> decoding; text shows them there. */
 	if (rec->type == MEMMON_REC_PATH && !c->json)
 		return 0;
-	if (!rec_filter_match(&c->f, rec) || stack_rec_unprintable(rec))
+	if (!rec_filter_match(&c->f, rec))
 		return 0;
 	if (c->summary)
 		summary_add(&c->sum, rec);

@@ -42,9 +42,6 @@ int stack_session_setup(const char *cmd, struct memmon_session *s,
 
 	if (!o->call_graph && !o->fault_stacks)
 		return 0;	/* ip[0..1] come with every syscall record */
-	if (!memmon_session__set_stack)
-		return tool_err(cmd, "-g/--fault-stacks: this libmemmon has no "
-				"memmon_session__set_stack()");
 	ret = memmon_session__set_stack(s, o->call_graph ? o->depth : 0, flags);
 	if (ret < 0)
 		return tool_err(cmd, "call stacks: %s%s", strerror(-ret),

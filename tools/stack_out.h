@@ -16,25 +16,6 @@
 
 struct memmon_session;
 
-/*
- * TEMPORARY until the ABI 1.5 libmemmon merge: the call it will export
- * (MEMMON_0.6), declared weak so that tools link without it and say so.
- * Remove this declaration at the merge.
- */
-int memmon_session__set_stack(struct memmon_session *s, unsigned int depth,
-			      unsigned int flags) __attribute__((weak));
-const struct memmon_rec_auxv *
-memmon_rec__auxv(const struct memmon_rec_header *rec) __attribute__((weak));
-
-/*
- * An AUXV record before libmemmon's decoder knows the type (without
- * memmon_rec__auxv()) prints nothing: the printers skip it.
- */
-static inline bool stack_rec_unprintable(const struct memmon_rec_header *rec)
-{
-	return rec->type == MEMMON_REC_AUXV && !memmon_rec__auxv;
-}
-
 struct stack_opts {
 	bool call_graph;	/* -g: ask the kernel for the frame-pointer walk */
 	unsigned int depth;	/* frames beyond ip[0..1] */
