@@ -156,7 +156,13 @@ static int ring_snapshot_overwrite(struct memmon_session *s, struct mm_ring *r)
 	snap = __atomic_load_n(&r->page->producer_pos, __ATOMIC_ACQUIRE);
 	tail = __atomic_load_n(&r->page->tail_pos, __ATOMIC_RELAXED);
 	if ((__s64)(snap - tail) < 0) {
-		/* Lapped between the two loads: all of it is gone. */
+		/*
+		 * Lapped between the two loads, if the producer has now
+		 * published past the tail; else the page lies.
+		 */
+		if ((__s64)(__atomic_load_n(&r->page->producer_pos,
+					    __ATOMIC_ACQUIRE) - tail) < 0)
+			return -EBADMSG;
 		r->cons = snap;
 		r->pos = snap;
 		r->snap = snap;

@@ -897,6 +897,42 @@ static int json_fault(json_t *o, const struct memmon_rec_fault *f)
 	return err ? -ENOMEM : 0;
 }
 
+/*
+ * The user stack after a syscall or fault record's fixed part (ABI 1.5):
+ * "ustack" when the flag says so, -EBADMSG when it does not fit.
+ */
+static int json_ustack(json_t *o, const struct memmon_rec_header *rec,
+		       size_t fixed, bool flagged)
+{
+	const struct memmon_user_stack *st;
+	json_t *u, *ips;
+	char buf[24];
+	int err = 0;
+	__u16 i;
+
+	if (!flagged)
+		return 0;
+	if (rec->size < fixed + sizeof(*st))
+		return -EBADMSG;
+	st = (const void *)((const __u8 *)rec + fixed);
+	if ((rec->size - fixed - sizeof(*st)) / 8 < st->nr)
+		return -EBADMSG;
+	u = json_object();
+	ips = json_array();
+	for (i = 0; i < st->nr; i++) {
+		snprintf(buf, sizeof(buf), "%#llx", (unsigned long long)st->ip[i]);
+		if (!st->ip[i])
+			strcpy(buf, "0x0");
+		err |= json_array_append_new(ips, json_string(buf));
+	}
+	err |= set(u, "ips", ips);
+	err |= set(u, "sp", json_boolean(st->flags & MEMMON_USTACK_SP));
+	err |= set(u, "truncated", json_boolean(st->flags & MEMMON_USTACK_TRUNCATED));
+	err |= set(u, "compat", json_boolean(st->flags & MEMMON_USTACK_COMPAT));
+	err |= set(o, "ustack", u);
+	return err ? -ENOMEM : 0;
+}
+
 static int json_body(json_t *o, const struct memmon_rec_header *rec,
 		     const struct memmon_format_opts *opts)
 {
@@ -906,12 +942,20 @@ static int json_body(json_t *o, const struct memmon_rec_header *rec,
 	case MEMMON_REC_SYSCALL: {
 		const struct memmon_rec_syscall *sc = memmon_rec__syscall(rec);
 
-		return sc ? json_syscall(o, sc, opts) : -EBADMSG;
+		if (!sc)
+			return -EBADMSG;
+		err = json_syscall(o, sc, opts);
+		return err ? err : json_ustack(o, rec, sizeof(*sc),
+					       sc->flags & MEMMON_SYSF_USTACK);
 	}
 	case MEMMON_REC_FAULT: {
 		const struct memmon_rec_fault *f = memmon_rec__fault(rec);
 
-		return f ? json_fault(o, f) : -EBADMSG;
+		if (!f)
+			return -EBADMSG;
+		err = json_fault(o, f);
+		return err ? err : json_ustack(o, rec, sizeof(*f),
+					       f->flags & MEMMON_FAULTF_USTACK);
 	}
 	case MEMMON_REC_LOST: {
 		const struct memmon_rec_lost *l = memmon_rec__lost(rec);
