@@ -60,6 +60,12 @@ struct sym_proc {
 	struct sym_map *map;	/* sorted by start, disjoint */
 	size_t nmap, cap;
 	struct sym_file *exe;	/* EXEC'd program, waiting for its AUXV */
+	/*
+	 * The program, if its file could not be read: the kernel placed it
+	 * where no record says, so an address in no known mapping is most
+	 * likely its, and is reported as not found rather than unknown.
+	 */
+	struct sym_file *lost_exe;
 };
 
 struct symbolizer {
@@ -497,6 +503,8 @@ static int sym_feed_auxv(struct symbolizer *s, const struct memmon_rec_header *r
 		return 0;
 	exe = p->exe;
 	p->exe = NULL;
+	if (exe->status == SYM_NOT_FOUND)
+		p->lost_exe = exe;
 	if (exe->status == SYM_NOT_FOUND || !exe->has_phdr || !a->phdr)
 		return 0;
 	ret = sym_map_image(p, exe, a->phdr - exe->phdr_vaddr);
@@ -524,6 +532,7 @@ static int sym_feed_exec(struct symbolizer *s, const struct memmon_rec_header *r
 	if (!p)
 		return -ENOSPC;
 	p->nmap = 0;	/* the old image is gone */
+	p->lost_exe = NULL;
 	p->exe = sym_file_get(s, path, true);
 	return p->exe ? 0 : -ENOMEM;
 }
@@ -544,6 +553,7 @@ static int sym_feed_fork(struct symbolizer *s, const struct memmon_rec_header *r
 	parent = sym_proc_find(s, rec->tgid);
 	child->nmap = 0;
 	child->exe = NULL;
+	child->lost_exe = parent ? parent->lost_exe : NULL;
 	if (!parent || !parent->nmap)
 		return 0;
 	n = parent->nmap;
@@ -760,6 +770,11 @@ static const struct sym_map *sym_lookup(struct symbolizer *s, __u32 tgid, __u64 
 	const struct sym_map *m = p ? sym_map_find(p, ip) : NULL;
 
 	*out = (struct sym_frame){ .ip = ip, .status = SYM_UNKNOWN };
+	if (!m && p && p->lost_exe) {
+		out->file = p->lost_exe->path;
+		out->status = SYM_NOT_FOUND;
+		return NULL;
+	}
 	if (!m || !m->file)
 		return NULL;
 	if (!m->file->opened)

@@ -72,6 +72,8 @@ int main(void)
 	if (!child_pid) {
 		char name[64];
 
+		close(to[1]);	/* else the read below never sees the end */
+		close(from[0]);
 		mm_pin(0);
 		while (read(to[0], name, sizeof(name)) > 0) {
 			prctl(PR_SET_NAME, name);
@@ -80,6 +82,8 @@ int main(void)
 		}
 		_exit(0);
 	}
+	close(to[0]);
+	close(from[1]);
 	fd = mm_open();
 	if (fd < 0 || ioctl(fd, MEMMON_IOC_SET_EVENTS, &ev))
 		MM_DIE("session");

@@ -268,6 +268,7 @@ static int tmpfile_of(const char *name, size_t size)
 int main(void)
 {
 	const struct memmon_rec_syscall *c;
+	const struct memmon_user_stack *st;
 	const struct memmon_rec_path *pr;
 	unsigned int i, k, npath = 0, mismatches = 0;
 	int go[2], fd_a, fd_b, status;
@@ -333,7 +334,13 @@ int main(void)
 			continue;
 		}
 		e = &log_[k++];
-		ok = c->sys == e->sys && c->flags == e->flags &&
+		/* Every call carries its user stack (ABI 1.5): ip[0] at least. */
+		st = (const void *)(c + 1);
+		ok = c->sys == e->sys && (c->flags & ~MEMMON_SYSF_USTACK) == e->flags &&
+		     (c->flags & MEMMON_SYSF_USTACK) &&
+		     h->size >= sizeof(*c) + sizeof(*st) + st->nr * sizeof(st->ip[0]) &&
+		     st->nr >= 1 && st->ip[0] &&
+		     (!(st->flags & MEMMON_USTACK_COMPAT) || st->nr == 1) &&
 		     !memcmp(c->args, e->args, sizeof(e->args)) &&
 		     c->ret == e->ret && h->tid == (uint32_t)pid &&
 		     (!e->check_aux || !memcmp(c->aux, e->aux, sizeof(e->aux))) &&

@@ -45,7 +45,7 @@ static __attribute__((noinline)) void leak_big(void)
 	anon(1 << 20);
 }
 
-static int do_leak(const char *lib)
+static __attribute__((noinline)) int do_leak(const char *lib)
 {
 	int fd = open(lib, O_RDONLY), i;
 	struct stat st;
