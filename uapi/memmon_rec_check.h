@@ -27,8 +27,9 @@
  * libmemmon's readers count one per verdict other than OK: the ring reader
  * skips what it counts (or resynchronises); the trace reader, whose chunks'
  * checksums held, delivers a BAD_BODY record for the decoder to refuse by
- * name and skips the rest of the chunk at a BAD_FRAME. The kernel's consumer (memmon_ring_peek()) takes
- * either bad verdict as BAD_FRAME: every record in its ring is the
+ * name and skips the rest of the chunk at a BAD_FRAME. The kernel's
+ * consumer (memmon_ring_peek()) takes either bad verdict as BAD_FRAME:
+ * every record in its ring is the
  * producer's own, so a bad one means the untrusted consumer position is no
  * record boundary.
  */
