@@ -8,8 +8,8 @@
  * user mode, the faulting instruction; for a fault the kernel took on a
  * user address during a syscall, the syscall's. The walk follows the chain
  * of saved frame pointers as perf's does: [fp] is the caller's fp, [fp + 8]
- * the return address. User memory is read only with
- * copy_from_user_nofault(): nothing here faults a page in or sleeps, so it
+ * the return address. User memory is read only with page faults disabled
+ * (memmon_ustack_read()): nothing here faults a page in or sleeps, so it
  * runs under any of the hooks' contexts, mmap_lock or a VMA lock held by a
  * fault included, and on PREEMPT_RT. Every value is the task's to choose:
  * the chain must climb (each frame above the last, aligned, below the top
@@ -27,6 +27,34 @@
 #include <asm/ptrace.h>
 
 #include "ustack.h"
+
+/*
+ * Read @n words at user address @addr into @dst without faulting: false if
+ * any is out of the user range or not present. One user-access window,
+ * and no copy_from_user_nofault(): its hardened-usercopy check of the
+ * destination (a walk of the kernel stack's frames, @dst being on it) cost
+ * more than everything else the syscall record's first entries take.
+ */
+static __always_inline bool memmon_ustack_read(unsigned long *dst,
+					       unsigned long addr,
+					       unsigned int n)
+{
+	const unsigned long __user *p = (const unsigned long __user *)addr;
+	bool ok = false;
+	unsigned int i;
+
+	pagefault_disable();
+	if (!user_access_begin(p, n * sizeof(*p)))
+		goto out;
+	for (i = 0; i < n; i++)
+		unsafe_get_user(dst[i], &p[i], efault);
+	ok = true;
+efault:
+	user_access_end();
+out:
+	pagefault_enable();
+	return ok;
+}
 
 /**
  * memmon_ustack_walk() - the current task's user stack
@@ -59,7 +87,7 @@ void memmon_ustack_walk(struct memmon_ustack *st, unsigned int depth)
 		return;
 	}
 	low = regs->sp;
-	if (!copy_from_user_nofault(&word, (const void __user *)low, sizeof(word))) {
+	if (memmon_ustack_read(&word, low, 1)) {
 		st->ip[n++] = word;
 		st->flags |= MEMMON_USTACK_SP;
 	}
@@ -71,8 +99,7 @@ void memmon_ustack_walk(struct memmon_ustack *st, unsigned int depth)
 		if (fp < low || fp % sizeof(unsigned long) ||
 		    fp > TASK_SIZE_MAX - sizeof(frame))
 			break;
-		if (copy_from_user_nofault(frame, (const void __user *)fp,
-					   sizeof(frame)))
+		if (!memmon_ustack_read(frame, fp, ARRAY_SIZE(frame)))
 			break;
 		if (!frame[1])
 			break;
