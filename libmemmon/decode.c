@@ -134,12 +134,12 @@ static const char *const event_names[] = {
 
 const char *memmon_rec_type__name(unsigned int type)
 {
-	return MM_NAME_AT(memmon_rec_type_names, type);
+	return LIBMM_NAME_AT(memmon_rec_type_names, type);
 }
 
 const char *memmon_sys__name(unsigned int sys)
 {
-	return MM_NAME_AT(memmon_sys_names, sys);
+	return LIBMM_NAME_AT(memmon_sys_names, sys);
 }
 
 static int name_lookup(const char *const *tbl, size_t n, const char *name)
@@ -161,7 +161,7 @@ int memmon_sys__from_name(const char *name)
 
 const char *memmon_event__name(unsigned int ev)
 {
-	return MM_NAME_AT(event_names, ev);
+	return LIBMM_NAME_AT(event_names, ev);
 }
 
 int memmon_event__from_name(const char *name)
@@ -171,17 +171,17 @@ int memmon_event__from_name(const char *name)
 
 const char *memmon_fault_class__name(unsigned int fclass)
 {
-	return MM_NAME_AT(memmon_fclass_names, fclass);
+	return LIBMM_NAME_AT(memmon_fclass_names, fclass);
 }
 
 const char *memmon_fault_result__name(unsigned int result)
 {
-	return MM_NAME_AT(memmon_fresult_names, result);
+	return LIBMM_NAME_AT(memmon_fresult_names, result);
 }
 
 const char *memmon_comm_why__name(unsigned int why)
 {
-	return MM_NAME_AT(memmon_comm_why_names, why);
+	return LIBMM_NAME_AT(memmon_comm_why_names, why);
 }
 
 /*
@@ -383,7 +383,7 @@ static const struct flag_name madv_values[] = {
 	FLAG(MADV_GUARD_REMOVE, 103),
 };
 
-void mm_sb_prot(struct strbuf *sb, __u64 prot)
+void libmm_sb_prot(struct strbuf *sb, __u64 prot)
 {
 	sb_flags(sb, prot_flags, ARRAY_SIZE(prot_flags), prot, "PROT_NONE");
 }
@@ -393,11 +393,11 @@ int memmon_prot__format(char *buf, size_t size, __u64 prot)
 	struct strbuf sb;
 
 	sb_init(&sb, buf, size);
-	mm_sb_prot(&sb, prot);
+	libmm_sb_prot(&sb, prot);
 	return sb_done(&sb);
 }
 
-void mm_sb_mmap_flags(struct strbuf *sb, __u64 flags)
+void libmm_sb_mmap_flags(struct strbuf *sb, __u64 flags)
 {
 	const struct flag_name *type = value_name(map_types, ARRAY_SIZE(map_types),
 						  flags & LIBMM_MAP_TYPE);
@@ -428,11 +428,11 @@ int memmon_mmap_flags__format(char *buf, size_t size, __u64 flags)
 	struct strbuf sb;
 
 	sb_init(&sb, buf, size);
-	mm_sb_mmap_flags(&sb, flags);
+	libmm_sb_mmap_flags(&sb, flags);
 	return sb_done(&sb);
 }
 
-void mm_sb_mremap_flags(struct strbuf *sb, __u64 flags)
+void libmm_sb_mremap_flags(struct strbuf *sb, __u64 flags)
 {
 	sb_flags(sb, mremap_flags, ARRAY_SIZE(mremap_flags), flags, "0");
 }
@@ -442,11 +442,11 @@ int memmon_mremap_flags__format(char *buf, size_t size, __u64 flags)
 	struct strbuf sb;
 
 	sb_init(&sb, buf, size);
-	mm_sb_mremap_flags(&sb, flags);
+	libmm_sb_mremap_flags(&sb, flags);
 	return sb_done(&sb);
 }
 
-void mm_sb_madvise(struct strbuf *sb, __u64 advice)
+void libmm_sb_madvise(struct strbuf *sb, __u64 advice)
 {
 	const struct flag_name *n = value_name(madv_values, ARRAY_SIZE(madv_values),
 					       advice);
@@ -464,11 +464,11 @@ int memmon_madvise__format(char *buf, size_t size, __u64 advice)
 	struct strbuf sb;
 
 	sb_init(&sb, buf, size);
-	mm_sb_madvise(&sb, advice);
+	libmm_sb_madvise(&sb, advice);
 	return sb_done(&sb);
 }
 
-void mm_sb_mlockall_flags(struct strbuf *sb, __u64 flags)
+void libmm_sb_mlockall_flags(struct strbuf *sb, __u64 flags)
 {
 	sb_flags(sb, mcl_flags, ARRAY_SIZE(mcl_flags), flags, "0");
 }
@@ -478,11 +478,11 @@ int memmon_mlockall_flags__format(char *buf, size_t size, __u64 flags)
 	struct strbuf sb;
 
 	sb_init(&sb, buf, size);
-	mm_sb_mlockall_flags(&sb, flags);
+	libmm_sb_mlockall_flags(&sb, flags);
 	return sb_done(&sb);
 }
 
-void mm_sb_mlock2_flags(struct strbuf *sb, __u64 flags)
+void libmm_sb_mlock2_flags(struct strbuf *sb, __u64 flags)
 {
 	sb_flags(sb, mlock2_flags, ARRAY_SIZE(mlock2_flags), flags, "0");
 }
@@ -492,13 +492,13 @@ int memmon_mlock2_flags__format(char *buf, size_t size, __u64 flags)
 	struct strbuf sb;
 
 	sb_init(&sb, buf, size);
-	mm_sb_mlock2_flags(&sb, flags);
+	libmm_sb_mlock2_flags(&sb, flags);
 	return sb_done(&sb);
 }
 
 static void sb_fault_access(struct strbuf *sb, __u32 access)
 {
-	char tmp[MM_ACCESS_MAX], *s = sb_seg(sb, tmp, sizeof(tmp));
+	char tmp[LIBMM_ACCESS_MAX], *s = sb_seg(sb, tmp, sizeof(tmp));
 
 	sb_seg_end(sb, tmp, s, w_fault_access(s, access));
 }
@@ -512,7 +512,7 @@ int memmon_fault_access__format(char *buf, size_t size, __u32 access)
 	return sb_done(&sb);
 }
 
-void mm_sb_wait_status(struct strbuf *sb, __u32 st)
+void libmm_sb_wait_status(struct strbuf *sb, __u32 st)
 {
 	if (WIFEXITED(st)) {
 		sb_lit(sb, "exited ");
@@ -540,7 +540,7 @@ int memmon_wait_status__format(char *buf, size_t size, __u32 status)
 	struct strbuf sb;
 
 	sb_init(&sb, buf, size);
-	mm_sb_wait_status(&sb, status);
+	libmm_sb_wait_status(&sb, status);
 	return sb_done(&sb);
 }
 
@@ -760,7 +760,7 @@ static void sb_syscall(struct strbuf *sb, const struct memmon_rec_syscall *sc,
 {
 	const __u64 *a = sc->args;
 	const char *name = memmon_sys__name(sc->sys);
-	char tmp[MM_NAME_MAX + 8 + 10 + 1], *s = sb_seg(sb, tmp, sizeof(tmp)), *p;
+	char tmp[LIBMM_NAME_MAX + 8 + 10 + 1], *s = sb_seg(sb, tmp, sizeof(tmp)), *p;
 	unsigned int i;
 
 	if (name) {
@@ -778,9 +778,9 @@ static void sb_syscall(struct strbuf *sb, const struct memmon_rec_syscall *sc,
 	case MEMMON_SYS_MMAP2:
 		sb_addr_len(sb, a[0], a[1]);
 		sb_lit(sb, ", ");
-		mm_sb_prot(sb, a[2]);
+		libmm_sb_prot(sb, a[2]);
 		sb_lit(sb, ", ");
-		mm_sb_mmap_flags(sb, a[3]);
+		libmm_sb_mmap_flags(sb, a[3]);
 		sb_lit(sb, ", ");
 		sb_fd(sb, sc, a[4], opts);
 		sb_lit(sb, ", ");
@@ -797,14 +797,14 @@ static void sb_syscall(struct strbuf *sb, const struct memmon_rec_syscall *sc,
 	case MEMMON_SYS_MLOCK2:
 		sb_addr_len(sb, a[0], a[1]);
 		sb_lit(sb, ", ");
-		mm_sb_mlock2_flags(sb, a[2]);
+		libmm_sb_mlock2_flags(sb, a[2]);
 		break;
 	case MEMMON_SYS_MREMAP:
 		sb_addr_len(sb, a[0], a[1]);
 		sb_lit(sb, ", ");
 		sb_u64(sb, a[2]);
 		sb_lit(sb, ", ");
-		mm_sb_mremap_flags(sb, a[3]);
+		libmm_sb_mremap_flags(sb, a[3]);
 		if (a[3] & 0x2) {	/* MREMAP_FIXED: new_address is used */
 			sb_lit(sb, ", ");
 			sb_addr(sb, a[4]);
@@ -814,7 +814,7 @@ static void sb_syscall(struct strbuf *sb, const struct memmon_rec_syscall *sc,
 		sb_addr(sb, a[0]);
 		break;
 	case MEMMON_SYS_MLOCKALL:
-		mm_sb_mlockall_flags(sb, a[0]);
+		libmm_sb_mlockall_flags(sb, a[0]);
 		break;
 	case MEMMON_SYS_MUNLOCKALL:
 		break;
@@ -824,12 +824,12 @@ static void sb_syscall(struct strbuf *sb, const struct memmon_rec_syscall *sc,
 	case MEMMON_SYS_MADVISE:
 		sb_addr_len(sb, a[0], a[1]);
 		sb_lit(sb, ", ");
-		mm_sb_madvise(sb, a[2]);
+		libmm_sb_madvise(sb, a[2]);
 		break;
 	case MEMMON_SYS_MPROTECT:
 		sb_addr_len(sb, a[0], a[1]);
 		sb_lit(sb, ", ");
-		mm_sb_prot(sb, a[2]);
+		libmm_sb_prot(sb, a[2]);
 		break;
 	default:
 		for (i = 0; i < 6; i++) {
@@ -868,8 +868,8 @@ static void sb_syscall(struct strbuf *sb, const struct memmon_rec_syscall *sc,
  * "fault 0x7f12345000 ip=0x401000 write anon minor handled newpage
  * pfn=0x1234 <0.000003>": one segment.
  */
-#define FAULT_MAX	(6 + W_HEX_MAX + 4 + W_HEX_MAX + 1 + MM_ACCESS_MAX + 1 + \
-			 MM_NAME_MAX + 7 + MM_NAME_MAX + 7 + 8 + 5 + W_HEX_MAX + \
+#define FAULT_MAX	(6 + W_HEX_MAX + 4 + W_HEX_MAX + 1 + LIBMM_ACCESS_MAX + 1 + \
+			 LIBMM_NAME_MAX + 7 + LIBMM_NAME_MAX + 7 + 8 + 5 + W_HEX_MAX + \
 			 W_DURATION_MAX)
 
 static void sb_fault(struct strbuf *sb, const struct memmon_rec_fault *f)
@@ -1022,7 +1022,7 @@ static int sb_record(struct strbuf *sb, const struct memmon_rec_header *rec,
 			return 0;
 		}
 		sb_lit(sb, "exit ");
-		mm_sb_wait_status(sb, x->code);
+		libmm_sb_wait_status(sb, x->code);
 		if (x->flags & MEMMON_EXITF_GROUP) {
 			sb_lit(sb, " group peak_rss=");
 			sb_u64(sb, x->peak_rss);
@@ -1053,7 +1053,7 @@ static int sb_record(struct strbuf *sb, const struct memmon_rec_header *rec,
 		if (!c)
 			return -EBADMSG;
 		/* "comm rename worker-1": the name escaped as a mark's data. */
-		why = MM_NAME_AT(memmon_comm_why_names, c->why);
+		why = LIBMM_NAME_AT(memmon_comm_why_names, c->why);
 		sb_lit(sb, "comm ");
 		if (why)
 			sb_str(sb, why);

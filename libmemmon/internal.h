@@ -85,21 +85,21 @@ static inline const void *libmm_view(const struct memmon_rec_header *rec,
  * at most one node, so that order is total. The merge never copies a
  * record: it keeps positions, and delivers pointers.
  *
- * Use: mm_merge_reset(), then mm_merge_push() the first head of each
- * source that has one; then, while mm_merge_top() is not NULL, deliver it
- * and either mm_merge_replace_top() it with the next head of the same
- * source or mm_merge_pop() it when that source is done. Each of those is
+ * Use: libmm_merge_reset(), then libmm_merge_push() the first head of each
+ * source that has one; then, while libmm_merge_top() is not NULL, deliver it
+ * and either libmm_merge_replace_top() it with the next head of the same
+ * source or libmm_merge_pop() it when that source is done. Each of those is
  * log2(sources) comparisons on one path of the tree, and no node moves.
  */
-struct mm_merge_node {
+struct libmm_merge_node {
 	__u64 time;
 	__u64 pos;
 	__u32 src;
 	__u32 size;
 };
 
-struct mm_merge {
-	struct mm_merge_node *leaf;	/* [k]: by source; src ~0 = empty */
+struct libmm_merge {
+	struct libmm_merge_node *leaf;	/* [k]: by source; src ~0 = empty */
 	__u64 *time;			/* [k]: leaf[i].time, ~0 if empty */
 	unsigned int *loser;		/* [k]: [1..k-1] losers, [0] winner */
 	unsigned int *scratch;		/* [2k]: winners while building */
@@ -107,12 +107,12 @@ struct mm_merge {
 	bool built;			/* loser[] matches leaf[] */
 };
 
-LIBMM_HIDDEN int mm_merge_init(struct mm_merge *m, unsigned int cap);
-LIBMM_HIDDEN void mm_merge_fini(struct mm_merge *m);
-LIBMM_HIDDEN void mm_merge_reset(struct mm_merge *m);
-LIBMM_HIDDEN void mm_merge_push(struct mm_merge *m, const struct mm_merge_node *n);
-LIBMM_HIDDEN void mm_merge_build(struct mm_merge *m);
-/* mm_merge_top(), mm_merge_pop(), mm_merge_replace_top(): merge.h */
+LIBMM_HIDDEN int libmm_merge_init(struct libmm_merge *m, unsigned int cap);
+LIBMM_HIDDEN void libmm_merge_fini(struct libmm_merge *m);
+LIBMM_HIDDEN void libmm_merge_reset(struct libmm_merge *m);
+LIBMM_HIDDEN void libmm_merge_push(struct libmm_merge *m, const struct libmm_merge_node *n);
+LIBMM_HIDDEN void libmm_merge_build(struct libmm_merge *m);
+/* libmm_merge_top(), libmm_merge_pop(), libmm_merge_replace_top(): merge.h */
 
 /* ------------------------------------------------------------------ */
 /* Sessions and rings (session.c, ring.c). */
@@ -128,7 +128,7 @@ LIBMM_HIDDEN void mm_merge_build(struct mm_merge *m);
  *   cons, snap,   private to the thread consuming this CPU.
  *   pos
  */
-struct mm_ring {
+struct libmm_ring {
 	__u64 *consumer_pos;
 	const struct memmon_ring_page *page;
 	const __u8 *data;		/* what records are read from: map, or
@@ -159,14 +159,14 @@ struct memmon_session {
 	unsigned int nr_cpus;
 	__u64 ring_size;
 	__u64 mask;
-	struct mm_ring *rings;
+	struct libmm_ring *rings;
 	__u64 bad_records;		/* skipped or resynchronised over */
 
 	memmon_record_fn fn;
 	void *ctx;
 	__u32 consume_flags;
 	__u64 holdback_ns;
-	struct mm_merge merge;
+	struct libmm_merge merge;
 
 	/* What memmon_session__set_events() sends, for set_stack to resend. */
 	bool events_set;
@@ -180,10 +180,10 @@ struct memmon_session {
 };
 
 /* Check a mapping against info and set up s->rings (ring.c). */
-LIBMM_HIDDEN int mm_session_attach(struct memmon_session *s, void *cons,
+LIBMM_HIDDEN int libmm_session_attach(struct memmon_session *s, void *cons,
 				   size_t cons_size, void *prod,
 				   size_t prod_size);
-LIBMM_HIDDEN void mm_session_detach(struct memmon_session *s);
+LIBMM_HIDDEN void libmm_session_detach(struct memmon_session *s);
 
 /* ------------------------------------------------------------------ */
 /* Test hooks: sessions over memory laid out by the test. */

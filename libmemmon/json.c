@@ -190,9 +190,9 @@ static void json_args(struct strbuf *sb, const struct memmon_rec_syscall *sc)
 	case MEMMON_SYS_MMAP2:
 		sb_addr_len(sb, a);
 		sb_lit(sb, ",\"prot\":");
-		sb_json_flags(sb, mm_sb_prot, a[2]);
+		sb_json_flags(sb, libmm_sb_prot, a[2]);
 		sb_lit(sb, ",\"flags\":");
-		sb_json_flags(sb, mm_sb_mmap_flags, a[3]);
+		sb_json_flags(sb, libmm_sb_mmap_flags, a[3]);
 		sb_lit(sb, ",\"fd\":");
 		sb_s64(sb, (__s32)a[4]);
 		sb_lit(sb, ",\"offset\":");
@@ -206,7 +206,7 @@ static void json_args(struct strbuf *sb, const struct memmon_rec_syscall *sc)
 	case MEMMON_SYS_MLOCK2:
 		sb_addr_len(sb, a);
 		sb_lit(sb, ",\"flags\":");
-		sb_json_flags(sb, mm_sb_mlock2_flags, a[2]);
+		sb_json_flags(sb, libmm_sb_mlock2_flags, a[2]);
 		break;
 	case MEMMON_SYS_MREMAP:
 		sb_lit(sb, "\"old_addr\":");
@@ -216,7 +216,7 @@ static void json_args(struct strbuf *sb, const struct memmon_rec_syscall *sc)
 		sb_lit(sb, ",\"new_len\":");
 		sb_json_u64(sb, a[2]);
 		sb_lit(sb, ",\"flags\":");
-		sb_json_flags(sb, mm_sb_mremap_flags, a[3]);
+		sb_json_flags(sb, libmm_sb_mremap_flags, a[3]);
 		sb_lit(sb, ",\"new_addr\":");
 		sb_json_hex(sb, a[4]);
 		break;
@@ -226,7 +226,7 @@ static void json_args(struct strbuf *sb, const struct memmon_rec_syscall *sc)
 		break;
 	case MEMMON_SYS_MLOCKALL:
 		sb_lit(sb, "\"flags\":");
-		sb_json_flags(sb, mm_sb_mlockall_flags, a[0]);
+		sb_json_flags(sb, libmm_sb_mlockall_flags, a[0]);
 		break;
 	case MEMMON_SYS_FSYNC:
 		sb_lit(sb, "\"fd\":");
@@ -235,12 +235,12 @@ static void json_args(struct strbuf *sb, const struct memmon_rec_syscall *sc)
 	case MEMMON_SYS_MADVISE:
 		sb_addr_len(sb, a);
 		sb_lit(sb, ",\"advice\":");
-		sb_json_flags(sb, mm_sb_madvise, a[2]);
+		sb_json_flags(sb, libmm_sb_madvise, a[2]);
 		break;
 	case MEMMON_SYS_MPROTECT:
 		sb_addr_len(sb, a);
 		sb_lit(sb, ",\"prot\":");
-		sb_json_flags(sb, mm_sb_prot, a[2]);
+		sb_json_flags(sb, libmm_sb_prot, a[2]);
 		break;
 	case MEMMON_SYS_MUNLOCKALL:
 		break;
@@ -257,20 +257,20 @@ static void json_args(struct strbuf *sb, const struct memmon_rec_syscall *sc)
 }
 
 /* ,"name":"brk","brk_before":"0x...","brk_after":"0x...","args":{ */
-#define SYSCALL_HEAD_MAX	(9 + MM_NAME_MAX + 1 + 14 + W_JSON_HEX_MAX + 13 + \
+#define SYSCALL_HEAD_MAX	(9 + LIBMM_NAME_MAX + 1 + 14 + W_JSON_HEX_MAX + 13 + \
 				 W_JSON_HEX_MAX + 9)
 /*
  * },"ret":-12,"errno":"ENOMEM","duration_ns":1,"compat":true,"dev":1,"ino":2
  * (the larger: the one scratch serves both)
  */
-#define SYSCALL_TAIL_MAX	(8 + W_S64_MAX + 10 + MM_NAME_MAX + 1 + 15 + \
+#define SYSCALL_TAIL_MAX	(8 + W_S64_MAX + 10 + LIBMM_NAME_MAX + 1 + 15 + \
 				 W_JSON_U64_MAX + 14 + 7 + W_JSON_U64_MAX + 7 + \
 				 W_JSON_U64_MAX)
 
 static void json_syscall(struct strbuf *sb, const struct memmon_rec_syscall *sc,
 			 const struct memmon_format_opts *opts)
 {
-	const char *name = MM_NAME_AT(memmon_sys_names, sc->sys);
+	const char *name = LIBMM_NAME_AT(memmon_sys_names, sc->sys);
 	char tmp[SYSCALL_TAIL_MAX], *s = sb_seg(sb, tmp, SYSCALL_HEAD_MAX), *p;
 	const char *path = NULL;
 
@@ -356,14 +356,14 @@ static int json_ustack(struct strbuf *sb, const struct memmon_rec_header *rec)
  * "duration_ns":3000: one segment.
  */
 #define FAULT_MAX	(8 + W_JSON_HEX_MAX + 6 + W_JSON_HEX_MAX + 11 + \
-			 MM_ACCESS_MAX + 10 + MM_NAME_MAX + 2 + 24 + \
-			 MM_NAME_MAX + 2 + 14 + 15 + 7 + W_JSON_HEX_MAX + 15 + \
+			 LIBMM_ACCESS_MAX + 10 + LIBMM_NAME_MAX + 2 + 24 + \
+			 LIBMM_NAME_MAX + 2 + 14 + 15 + 7 + W_JSON_HEX_MAX + 15 + \
 			 W_JSON_U64_MAX)
 
 static void json_fault(struct strbuf *sb, const struct memmon_rec_fault *f)
 {
-	const char *cls = MM_NAME_AT(memmon_fclass_names, f->fclass);
-	const char *res = MM_NAME_AT(memmon_fresult_names, f->result);
+	const char *cls = LIBMM_NAME_AT(memmon_fclass_names, f->fclass);
+	const char *res = LIBMM_NAME_AT(memmon_fresult_names, f->result);
 	char tmp[FAULT_MAX], *s = sb_seg(sb, tmp, sizeof(tmp)), *p;
 
 	p = w_lit(s, ",\"addr\":");
@@ -545,7 +545,7 @@ static int json_body(struct strbuf *sb, const struct memmon_rec_header *rec,
 		sb_lit(sb, ",\"status\":");
 		sb_u64(sb, x->code);
 		sb_lit(sb, ",\"how\":\"");
-		mm_sb_wait_status(sb, x->code);
+		libmm_sb_wait_status(sb, x->code);
 		if (x->flags & MEMMON_EXITF_GROUP) {
 			sb_lit(sb, "\",\"group\":true,\"peak_rss\":");
 			sb_json_u64(sb, x->peak_rss);
@@ -575,7 +575,7 @@ static int json_body(struct strbuf *sb, const struct memmon_rec_header *rec,
 
 		if (!c)
 			return -EBADMSG;
-		why = MM_NAME_AT(memmon_comm_why_names, c->why);
+		why = LIBMM_NAME_AT(memmon_comm_why_names, c->why);
 		sb_lit(sb, ",\"why\":");
 		if (why) {
 			sb_ch(sb, '"');
@@ -595,7 +595,7 @@ static int json_body(struct strbuf *sb, const struct memmon_rec_header *rec,
 
 /* {"time_ns":1,"realtime_ns":2,"cpu":1,"tgid":1234,"tid":1235,"type":"fault" */
 #define HEAD_MAX	(11 + W_JSON_U64_MAX + 15 + W_S64_MAX + 7 + 5 + 8 + 10 + \
-			 7 + 10 + 9 + MM_NAME_MAX + 1)
+			 7 + 10 + 9 + LIBMM_NAME_MAX + 1)
 
 int memmon_rec__format_json(const struct memmon_rec_header *rec, char *buf,
 			    size_t size, const struct memmon_format_opts *opts)
@@ -609,7 +609,7 @@ int memmon_rec__format_json(const struct memmon_rec_header *rec, char *buf,
 	if (!rec || !OPTS_VALID(opts, memmon_format_opts))
 		return libmm_err(-EINVAL);
 	sb_init(&sb, buf, size);
-	type = MM_NAME_AT(memmon_rec_type_names, rec->type);
+	type = LIBMM_NAME_AT(memmon_rec_type_names, rec->type);
 	if (!type) {
 		sb_finish(&sb);
 		return 0;

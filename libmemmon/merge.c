@@ -17,7 +17,7 @@
 #include "internal.h"
 #include "merge.h"
 
-int mm_merge_init(struct mm_merge *m, unsigned int cap)
+int libmm_merge_init(struct libmm_merge *m, unsigned int cap)
 {
 	unsigned int k = 1;
 
@@ -29,15 +29,15 @@ int mm_merge_init(struct mm_merge *m, unsigned int cap)
 	m->loser = calloc(k, sizeof(*m->loser));
 	m->scratch = calloc(2 * (size_t)k, sizeof(*m->scratch));
 	if (!m->leaf || !m->time || !m->loser || !m->scratch) {
-		mm_merge_fini(m);
+		libmm_merge_fini(m);
 		return -ENOMEM;
 	}
 	m->k = k;
-	mm_merge_reset(m);
+	libmm_merge_reset(m);
 	return 0;
 }
 
-void mm_merge_fini(struct mm_merge *m)
+void libmm_merge_fini(struct libmm_merge *m)
 {
 	free(m->leaf);
 	free(m->time);
@@ -47,19 +47,19 @@ void mm_merge_fini(struct mm_merge *m)
 }
 
 /* Every source empty. */
-void mm_merge_reset(struct mm_merge *m)
+void libmm_merge_reset(struct libmm_merge *m)
 {
 	unsigned int i;
 
 	for (i = 0; i < m->k; i++) {
-		m->leaf[i].src = MM_MERGE_EMPTY;
+		m->leaf[i].src = LIBMM_MERGE_EMPTY;
 		m->time[i] = ~0ULL;
 	}
 	m->built = false;
 }
 
 /* Set the head of source n->src (< cap); the tree is rebuilt at top(). */
-void mm_merge_push(struct mm_merge *m, const struct mm_merge_node *n)
+void libmm_merge_push(struct libmm_merge *m, const struct libmm_merge_node *n)
 {
 	m->leaf[n->src] = *n;
 	m->time[n->src] = n->time;
@@ -67,7 +67,7 @@ void mm_merge_push(struct mm_merge *m, const struct mm_merge_node *n)
 }
 
 /* Play every match bottom-up: O(k), once per round of pushes. */
-void mm_merge_build(struct mm_merge *m)
+void libmm_merge_build(struct libmm_merge *m)
 {
 	unsigned int *win = m->scratch, i, a, b;
 
@@ -76,7 +76,7 @@ void mm_merge_build(struct mm_merge *m)
 	for (i = m->k - 1; i >= 1; i--) {
 		a = win[2 * i];
 		b = win[2 * i + 1];
-		if (mm_merge_before(m, b, a)) {
+		if (libmm_merge_before(m, b, a)) {
 			win[i] = b;
 			m->loser[i] = a;
 		} else {

@@ -9,14 +9,14 @@
 
 #include "internal.h"
 
-#define MM_MERGE_EMPTY	(~0U)	/* src of an empty leaf */
+#define LIBMM_MERGE_EMPTY	(~0U)	/* src of an empty leaf */
 
 /*
  * Leaf a before leaf b: time, then source, which is the leaf's index. An
  * empty leaf has the largest time and, on a tie (only a record stamped
  * with the largest time can tie with it), goes after the record.
  */
-static inline bool mm_merge_before(const struct mm_merge *m, unsigned int a,
+static inline bool libmm_merge_before(const struct libmm_merge *m, unsigned int a,
 				   unsigned int b)
 {
 	__u64 ta = m->time[a], tb = m->time[b];
@@ -24,8 +24,8 @@ static inline bool mm_merge_before(const struct mm_merge *m, unsigned int a,
 	if (ta != tb)
 		return ta < tb;
 	if (ta == ~0ULL) {
-		bool ea = m->leaf[a].src == MM_MERGE_EMPTY;
-		bool eb = m->leaf[b].src == MM_MERGE_EMPTY;
+		bool ea = m->leaf[a].src == LIBMM_MERGE_EMPTY;
+		bool eb = m->leaf[b].src == LIBMM_MERGE_EMPTY;
 
 		if (ea != eb)
 			return eb;
@@ -33,14 +33,14 @@ static inline bool mm_merge_before(const struct mm_merge *m, unsigned int a,
 	return a < b;
 }
 
-static inline const struct mm_merge_node *mm_merge_top(struct mm_merge *m)
+static inline const struct libmm_merge_node *libmm_merge_top(struct libmm_merge *m)
 {
-	const struct mm_merge_node *t;
+	const struct libmm_merge_node *t;
 
 	if (!m->built)
-		mm_merge_build(m);
+		libmm_merge_build(m);
 	t = &m->leaf[m->loser[0]];
-	return t->src == MM_MERGE_EMPTY ? NULL : t;
+	return t->src == LIBMM_MERGE_EMPTY ? NULL : t;
 }
 
 /*
@@ -58,7 +58,7 @@ static inline const struct mm_merge_node *mm_merge_top(struct mm_merge *m)
  * branch, 57 with masks; memmon report's reading thread (eight CPUs)
  * 1.06 s with branches, 0.81 with masks, on a 1 GiB trace.
  */
-static inline void mm_merge_replay(struct mm_merge *m)
+static inline void libmm_merge_replay(struct libmm_merge *m)
 {
 	unsigned int w = m->loser[0], i, t, x;
 	__u64 tw, tt, sw;
@@ -66,7 +66,7 @@ static inline void mm_merge_replay(struct mm_merge *m)
 	if (m->k <= 2) {
 		for (i = (w + m->k) >> 1; i >= 1; i >>= 1) {
 			t = m->loser[i];
-			if (mm_merge_before(m, t, w)) {
+			if (libmm_merge_before(m, t, w)) {
 				m->loser[i] = w;
 				w = t;
 			}
@@ -80,7 +80,7 @@ static inline void mm_merge_replay(struct mm_merge *m)
 		tt = m->time[t];
 		/* sw: all ones when t wins the match (and w stays there) */
 		if (__builtin_expect(tt == tw, 0))
-			sw = -(__u64)mm_merge_before(m, t, w);
+			sw = -(__u64)libmm_merge_before(m, t, w);
 		else
 			sw = -(__u64)(tt < tw);
 		x = (w ^ t) & (unsigned int)sw;
@@ -92,27 +92,27 @@ static inline void mm_merge_replay(struct mm_merge *m)
 }
 
 /* The top's source is done. */
-static inline void mm_merge_pop(struct mm_merge *m)
+static inline void libmm_merge_pop(struct libmm_merge *m)
 {
-	struct mm_merge_node *t;
+	struct libmm_merge_node *t;
 
 	if (!m->built)
-		mm_merge_build(m);
+		libmm_merge_build(m);
 	t = &m->leaf[m->loser[0]];
-	t->src = MM_MERGE_EMPTY;
+	t->src = LIBMM_MERGE_EMPTY;
 	m->time[m->loser[0]] = ~0ULL;
-	mm_merge_replay(m);
+	libmm_merge_replay(m);
 }
 
 /* The top's source has a next head, n (n->src is the top's source). */
-static inline void mm_merge_replace_top(struct mm_merge *m,
-					const struct mm_merge_node *n)
+static inline void libmm_merge_replace_top(struct libmm_merge *m,
+					const struct libmm_merge_node *n)
 {
 	if (!m->built)
-		mm_merge_build(m);
+		libmm_merge_build(m);
 	m->leaf[m->loser[0]] = *n;
 	m->time[m->loser[0]] = n->time;
-	mm_merge_replay(m);
+	libmm_merge_replay(m);
 }
 
 #endif

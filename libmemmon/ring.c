@@ -21,9 +21,9 @@
  * recorder.
  */
 #ifdef __SANITIZE_THREAD__
-#define mm_rmb()	__atomic_signal_fence(__ATOMIC_SEQ_CST)
+#define libmm_rmb()	__atomic_signal_fence(__ATOMIC_SEQ_CST)
 #else
-#define mm_rmb()	__atomic_thread_fence(__ATOMIC_ACQUIRE)
+#define libmm_rmb()	__atomic_thread_fence(__ATOMIC_ACQUIRE)
 #endif
 
 static bool is_pow2(__u64 v)
@@ -31,12 +31,12 @@ static bool is_pow2(__u64 v)
 	return v && !(v & (v - 1));
 }
 
-int mm_session_attach(struct memmon_session *s, void *cons, size_t cons_size,
+int libmm_session_attach(struct memmon_session *s, void *cons, size_t cons_size,
 		      void *prod, size_t prod_size)
 {
 	const struct memmon_info *in = &s->info;
 	const struct memmon_mmap_header *hdr = prod;
-	struct mm_ring *rings;
+	struct libmm_ring *rings;
 	__u64 need;
 	unsigned int c;
 	int err;
@@ -75,7 +75,7 @@ int mm_session_attach(struct memmon_session *s, void *cons, size_t cons_size,
 	rings = calloc(hdr->nr_cpus, sizeof(*rings));
 	if (!rings)
 		return -ENOMEM;
-	err = mm_merge_init(&s->merge, hdr->nr_cpus);
+	err = libmm_merge_init(&s->merge, hdr->nr_cpus);
 	if (err) {
 		free(rings);
 		return err;
@@ -83,7 +83,7 @@ int mm_session_attach(struct memmon_session *s, void *cons, size_t cons_size,
 	for (c = 0; c < hdr->nr_cpus; c++) {
 		const __u8 *blk = (const __u8 *)prod + hdr->page_size +
 				  (size_t)c * hdr->ring_stride;
-		struct mm_ring *r = &rings[c];
+		struct libmm_ring *r = &rings[c];
 
 		r->consumer_pos = (__u64 *)((__u8 *)cons +
 					    (size_t)c * MEMMON_CONSUMER_STRIDE);
@@ -105,7 +105,7 @@ int mm_session_attach(struct memmon_session *s, void *cons, size_t cons_size,
 	return 0;
 }
 
-void mm_session_detach(struct memmon_session *s)
+void libmm_session_detach(struct memmon_session *s)
 {
 	unsigned int c;
 
@@ -120,7 +120,7 @@ void mm_session_detach(struct memmon_session *s)
 		free(s->rings[c].copy);
 	free(s->rings);
 	s->rings = NULL;
-	mm_merge_fini(&s->merge);
+	libmm_merge_fini(&s->merge);
 	s->mapped = false;
 }
 
@@ -142,7 +142,7 @@ static int ensure_mapped(struct memmon_session *s)
  * counted those events lost when it passed them). The copy keeps the
  * mapping's layout, so records are found at the same offsets.
  */
-static int ring_snapshot_overwrite(struct memmon_session *s, struct mm_ring *r)
+static int ring_snapshot_overwrite(struct memmon_session *s, struct libmm_ring *r)
 {
 	__u64 snap, tail, start, off;
 
@@ -179,7 +179,7 @@ static int ring_snapshot_overwrite(struct memmon_session *s, struct mm_ring *r)
 		memcpy(r->copy, r->copy + s->ring_size,
 		       off + (snap - start) - s->ring_size);
 	/* [G] pairs with [F]: tail_pos is read after the copy is whole. */
-	mm_rmb();
+	libmm_rmb();
 	tail = __atomic_load_n(&r->page->tail_pos, __ATOMIC_RELAXED);
 	/* tail_pos only grows, and is always a record boundary. */
 	if (tail > snap)
@@ -198,7 +198,7 @@ static int ring_snapshot_overwrite(struct memmon_session *s, struct mm_ring *r)
  * not a record boundary we can trust, so we resynchronise to the producer
  * as the kernel's read() does (and count it as one bad record).
  */
-static int ring_snapshot(struct memmon_session *s, struct mm_ring *r)
+static int ring_snapshot(struct memmon_session *s, struct libmm_ring *r)
 {
 	if (s->overwrite)
 		return ring_snapshot_overwrite(s, r);
@@ -222,7 +222,7 @@ static int ring_snapshot(struct memmon_session *s, struct mm_ring *r)
  * does, since no position after a bad length can be trusted. Committed
  * records do not change under us: the check reads each size once.
  */
-static inline __u32 ring_next(struct memmon_session *s, struct mm_ring *r,
+static inline __u32 ring_next(struct memmon_session *s, struct libmm_ring *r,
 			      const struct memmon_rec_header **recp)
 {
 	const struct memmon_rec_header *rec;
@@ -250,7 +250,7 @@ static inline __u32 ring_next(struct memmon_session *s, struct mm_ring *r,
 	return 0;
 }
 
-static void ring_commit(struct mm_ring *r, __u64 pos)
+static void ring_commit(struct libmm_ring *r, __u64 pos)
 {
 	if (pos == r->cons)
 		return;
@@ -270,7 +270,7 @@ static void ring_commit(struct mm_ring *r, __u64 pos)
  */
 static long consume_one(struct memmon_session *s, unsigned int cpu, long *cnt)
 {
-	struct mm_ring *r = &s->rings[cpu];
+	struct libmm_ring *r = &s->rings[cpu];
 	const struct memmon_rec_header *rec;
 	const __u8 *data;
 	__u64 pos, snap, mask;
@@ -331,9 +331,9 @@ static int consume_per_cpu(struct memmon_session *s)
 static int merge_push_head(struct memmon_session *s, unsigned int src,
 			   __u64 limit, bool replace)
 {
-	struct mm_ring *r = &s->rings[src];
+	struct libmm_ring *r = &s->rings[src];
 	const struct memmon_rec_header *rec;
-	struct mm_merge_node n;
+	struct libmm_merge_node n;
 	__u32 size;
 
 	size = ring_next(s, r, &rec);
@@ -344,14 +344,14 @@ static int merge_push_head(struct memmon_session *s, unsigned int src,
 			n.src = src;
 			n.size = size;
 			if (replace)
-				mm_merge_replace_top(&s->merge, &n);
+				libmm_merge_replace_top(&s->merge, &n);
 			else
-				mm_merge_push(&s->merge, &n);
+				libmm_merge_push(&s->merge, &n);
 			return 0;
 		}
 	}
 	if (replace)
-		mm_merge_pop(&s->merge);
+		libmm_merge_pop(&s->merge);
 	return 0;
 }
 
@@ -364,12 +364,12 @@ static int merge_push_head(struct memmon_session *s, unsigned int src,
  */
 static int consume_merged(struct memmon_session *s, __u64 limit)
 {
-	const struct mm_merge_node *top;
+	const struct libmm_merge_node *top;
 	long cnt = 0;
 	int err = 0, ret = 0, e;
 	unsigned int c;
 
-	mm_merge_reset(&s->merge);
+	libmm_merge_reset(&s->merge);
 	for (c = 0; c < s->nr_cpus; c++) {
 		e = ring_snapshot(s, &s->rings[c]);
 		if (!e)
@@ -377,8 +377,8 @@ static int consume_merged(struct memmon_session *s, __u64 limit)
 		if (e && !err)
 			err = e;
 	}
-	while ((top = mm_merge_top(&s->merge))) {
-		struct mm_ring *r = &s->rings[top->src];
+	while ((top = libmm_merge_top(&s->merge))) {
+		struct libmm_ring *r = &s->rings[top->src];
 		unsigned int src = top->src;
 
 		ret = s->fn(s->ctx, (const void *)(r->data + (top->pos & s->mask)));
@@ -488,7 +488,7 @@ ssize_t memmon_session__peek_cpu(struct memmon_session *s, unsigned int cpu,
 				 size_t max_bytes, const void **data)
 {
 	const struct memmon_rec_header *rec;
-	struct mm_ring *r;
+	struct libmm_ring *r;
 	__u64 pos;
 	__u32 size;
 	int err;
@@ -523,7 +523,7 @@ ssize_t memmon_session__peek_cpu(struct memmon_session *s, unsigned int cpu,
 int memmon_session__release_cpu(struct memmon_session *s, unsigned int cpu,
 				size_t len)
 {
-	struct mm_ring *r;
+	struct libmm_ring *r;
 	__u64 prod;
 
 	if (!s || !s->mapped || cpu >= s->nr_cpus || len % MEMMON_REC_ALIGN)

@@ -25,7 +25,7 @@ bool libmm_opts_valid(const void *opts, size_t user_sz, size_t known_sz)
 	return true;
 }
 
-static __u64 mm_clock_monotonic(void *ctx)
+static __u64 libmm_clock_monotonic(void *ctx)
 {
 	struct timespec ts;
 
@@ -41,11 +41,11 @@ static struct memmon_session *session_alloc(void)
 	if (!s)
 		return NULL;
 	s->fd = -1;
-	s->clock = mm_clock_monotonic;
+	s->clock = libmm_clock_monotonic;
 	return s;
 }
 
-static int mm_ioctl(struct memmon_session *s, unsigned long cmd, void *arg)
+static int libmm_ioctl(struct memmon_session *s, unsigned long cmd, void *arg)
 {
 	if (!s)
 		return libmm_err(-EINVAL);
@@ -63,7 +63,7 @@ static int session_get_info(struct memmon_session *s)
 
 	memset(&info, 0, sizeof(info));
 	info.size = sizeof(info);
-	err = mm_ioctl(s, MEMMON_IOC_GET_INFO, &info);
+	err = libmm_ioctl(s, MEMMON_IOC_GET_INFO, &info);
 	if (err)
 		return err;
 	/* A new major is an incompatible ABI: refuse rather than misread. */
@@ -108,7 +108,7 @@ struct memmon_session *memmon_session__open(const struct memmon_session_opts *op
 			.wait_timeout_ms = OPTS_GET(opts, wait_timeout_ms, 0),
 		};
 
-		err = mm_ioctl(s, MEMMON_IOC_CONFIGURE, &cfg);
+		err = libmm_ioctl(s, MEMMON_IOC_CONFIGURE, &cfg);
 		if (err)
 			goto err_close;
 		err = session_get_info(s);
@@ -137,7 +137,7 @@ memmon__session_from_mapping(const struct memmon_info *info, void *cons,
 		return libmm_err_ptr(-ENOMEM);
 	s->fd = fd;
 	s->info = *info;
-	err = mm_session_attach(s, cons, info->consumer_size, prod,
+	err = libmm_session_attach(s, cons, info->consumer_size, prod,
 				info->producer_size);
 	if (err) {
 		memmon_session__close(s);
@@ -149,7 +149,7 @@ memmon__session_from_mapping(const struct memmon_info *info, void *cons,
 void memmon__session_set_clock(struct memmon_session *s,
 			       __u64 (*clock)(void *ctx), void *ctx)
 {
-	s->clock = clock ? clock : mm_clock_monotonic;
+	s->clock = clock ? clock : libmm_clock_monotonic;
 	s->clock_ctx = ctx;
 }
 
@@ -159,7 +159,7 @@ void memmon_session__close(struct memmon_session *s)
 
 	if (!s)
 		return;
-	mm_session_detach(s);
+	libmm_session_detach(s);
 	if (s->own_fd && s->fd >= 0)
 		close(s->fd);
 	free(s);
@@ -197,7 +197,7 @@ int memmon_session__configure(struct memmon_session *s, __u64 ring_size,
 
 	if (s && s->mapped)
 		return libmm_err(-EBUSY);
-	err = mm_ioctl(s, MEMMON_IOC_CONFIGURE, &cfg);
+	err = libmm_ioctl(s, MEMMON_IOC_CONFIGURE, &cfg);
 	if (err)
 		return err;
 	return session_get_info(s);
@@ -214,7 +214,7 @@ static int watch_ioctl(struct memmon_session *s, unsigned long cmd, pid_t pid,
 
 	if (pid < 0)
 		return libmm_err(-EINVAL);
-	return mm_ioctl(s, cmd, &w);
+	return libmm_ioctl(s, cmd, &w);
 }
 
 int memmon_session__watch_add(struct memmon_session *s, pid_t pid, __u32 flags)
@@ -238,7 +238,7 @@ int memmon_session__watch_list(struct memmon_session *s,
 	};
 	int err;
 
-	err = mm_ioctl(s, MEMMON_IOC_WATCH_LIST, &wl);
+	err = libmm_ioctl(s, MEMMON_IOC_WATCH_LIST, &wl);
 	if (err)
 		return err;
 	return wl.count > INT32_MAX ? INT32_MAX : (int)wl.count;
@@ -259,7 +259,7 @@ static int send_events(struct memmon_session *s, __u64 mask, __u64 syscalls)
 	};
 	int err;
 
-	err = mm_ioctl(s, MEMMON_IOC_SET_EVENTS, &ev);
+	err = libmm_ioctl(s, MEMMON_IOC_SET_EVENTS, &ev);
 	if (!err) {
 		s->events_set = true;
 		s->ev_mask = mask;
@@ -302,12 +302,12 @@ int memmon_session__set_stack(struct memmon_session *s, unsigned int depth,
 
 int memmon_session__enable(struct memmon_session *s)
 {
-	return mm_ioctl(s, MEMMON_IOC_ENABLE, NULL);
+	return libmm_ioctl(s, MEMMON_IOC_ENABLE, NULL);
 }
 
 int memmon_session__disable(struct memmon_session *s)
 {
-	return mm_ioctl(s, MEMMON_IOC_DISABLE, NULL);
+	return libmm_ioctl(s, MEMMON_IOC_DISABLE, NULL);
 }
 
 int memmon_session__stats(struct memmon_session *s,
@@ -321,7 +321,7 @@ int memmon_session__stats(struct memmon_session *s,
 	};
 	int err;
 
-	err = mm_ioctl(s, MEMMON_IOC_GET_STATS, &st);
+	err = libmm_ioctl(s, MEMMON_IOC_GET_STATS, &st);
 	if (err)
 		return err;
 	return (int)st.nr_cpus;
@@ -339,7 +339,7 @@ int memmon_session__mark(struct memmon_session *s, const void *data,
 
 	if (len > UINT32_MAX || (len && !data))
 		return libmm_err(-EINVAL);
-	return mm_ioctl(s, MEMMON_IOC_MARK, &m);
+	return libmm_ioctl(s, MEMMON_IOC_MARK, &m);
 }
 
 int memmon_session__map(struct memmon_session *s)
@@ -369,7 +369,7 @@ int memmon_session__map(struct memmon_session *s)
 		err = -errno;
 		goto err_unmap_cons;
 	}
-	err = mm_session_attach(s, cons, s->info.consumer_size, prod,
+	err = libmm_session_attach(s, cons, s->info.consumer_size, prod,
 				s->info.producer_size);
 	if (err)
 		goto err_unmap_prod;

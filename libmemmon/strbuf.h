@@ -384,17 +384,17 @@ static inline void sb_seg_end(struct strbuf *sb, char *scratch, char *start,
 }
 
 /*
- * A name inside a segment: the segment reserves MM_NAME_MAX bytes for it,
+ * A name inside a segment: the segment reserves LIBMM_NAME_MAX bytes for it,
  * which every name of memmon_names.h fits in; a longer one ends the
  * segment, goes in checked, and a segment of the same max begins again.
  */
-#define MM_NAME_MAX	24
+#define LIBMM_NAME_MAX	24
 
 static inline char *sb_seg_name(struct strbuf *sb, char *scratch, size_t max,
 				char **start, char *p, const char *name,
 				size_t len)
 {
-	if (__builtin_expect(len <= MM_NAME_MAX, 1))
+	if (__builtin_expect(len <= LIBMM_NAME_MAX, 1))
 		return w_put(p, name, len);
 	sb_seg_end(sb, scratch, *start, p);
 	sb_put(sb, name, len);
@@ -418,18 +418,18 @@ SB_WRITER(sec_us, __u64, W_SEC_US_MAX)
 #undef SB_WRITER
 
 /* tbl[i] of a table of names, NULL past its end (or in a hole). */
-#define MM_NAME_AT(tbl, i) ((i) < ARRAY_SIZE(tbl) ? (tbl)[i] : NULL)
+#define LIBMM_NAME_AT(tbl, i) ((i) < ARRAY_SIZE(tbl) ? (tbl)[i] : NULL)
 
 /*
  * tbl[k] of a table of names that the compiler can read (static const,
- * k known), if no longer than MM_NAME_MAX; else NULL. The name and its
+ * k known), if no longer than LIBMM_NAME_MAX; else NULL. The name and its
  * length are then known when compiling: the copy becomes a store or two
  * of immediates.
  */
 static __always_inline char *name_k(char *p, const char *const *tbl,
 				    size_t n, unsigned int k)
 {
-	if (k < n && tbl[k] && __builtin_strlen(tbl[k]) <= MM_NAME_MAX)
+	if (k < n && tbl[k] && __builtin_strlen(tbl[k]) <= LIBMM_NAME_MAX)
 		return w_put(p, tbl[k], __builtin_strlen(tbl[k]));
 	return NULL;
 }
@@ -504,15 +504,15 @@ static __always_inline char *sb_seg_name_at(struct strbuf *sb, char *scratch,
  * decode.c's decoders of flags and values, for the text and the JSON
  * formatter (json.c) alike: strace's spelling, "PROT_READ|PROT_WRITE".
  */
-#define MM_ACCESS_MAX	(15 + 1 + 10)	/* "read|write|exec|0xfffffff8" */
+#define LIBMM_ACCESS_MAX	(15 + 1 + 10)	/* "read|write|exec|0xfffffff8" */
 
-LIBMM_HIDDEN void mm_sb_prot(struct strbuf *sb, __u64 prot);
-LIBMM_HIDDEN void mm_sb_mmap_flags(struct strbuf *sb, __u64 flags);
-LIBMM_HIDDEN void mm_sb_mremap_flags(struct strbuf *sb, __u64 flags);
-LIBMM_HIDDEN void mm_sb_madvise(struct strbuf *sb, __u64 advice);
-LIBMM_HIDDEN void mm_sb_mlockall_flags(struct strbuf *sb, __u64 flags);
-LIBMM_HIDDEN void mm_sb_mlock2_flags(struct strbuf *sb, __u64 flags);
-LIBMM_HIDDEN void mm_sb_wait_status(struct strbuf *sb, __u32 status);
+LIBMM_HIDDEN void libmm_sb_prot(struct strbuf *sb, __u64 prot);
+LIBMM_HIDDEN void libmm_sb_mmap_flags(struct strbuf *sb, __u64 flags);
+LIBMM_HIDDEN void libmm_sb_mremap_flags(struct strbuf *sb, __u64 flags);
+LIBMM_HIDDEN void libmm_sb_madvise(struct strbuf *sb, __u64 advice);
+LIBMM_HIDDEN void libmm_sb_mlockall_flags(struct strbuf *sb, __u64 flags);
+LIBMM_HIDDEN void libmm_sb_mlock2_flags(struct strbuf *sb, __u64 flags);
+LIBMM_HIDDEN void libmm_sb_wait_status(struct strbuf *sb, __u32 status);
 
 /* A fault's access bits, as the flag decoders write them (read|write). */
 static inline char *w_fault_access(char *p, __u32 access)

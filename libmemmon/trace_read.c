@@ -58,7 +58,7 @@ struct memmon_trace_reader {
 	json_t *meta;
 	char *meta_text;
 	struct src *src;
-	struct mm_merge merge;
+	struct libmm_merge merge;
 	__u64 win_start;	/* records before this are not delivered */
 	__u64 bad_records;	/* skipped by memmon_rec_check()'s verdict */
 	char errmsg[512];
@@ -478,7 +478,7 @@ memmon_trace_reader__open(const char *path,
 	}
 	if (r->info.first_ns == UINT64_MAX)
 		r->info.first_ns = 0;
-	err = mm_merge_init(&r->merge, r->info.nr_cpus);
+	err = libmm_merge_init(&r->merge, r->info.nr_cpus);
 	if (err) {
 		fail(r, err, "out of memory");
 		goto err_out;
@@ -594,7 +594,7 @@ static int src_push(struct memmon_trace_reader *r, unsigned int cpu, bool replac
 {
 	struct src *s = &r->src[cpu];
 	const struct memmon_rec_header *h;
-	struct mm_merge_node n;
+	struct libmm_merge_node n;
 	__u32 size;
 	int err;
 
@@ -603,7 +603,7 @@ again:
 		src_unload(s);
 		if (s->next >= s->end) {
 			if (replace)
-				mm_merge_pop(&r->merge);
+				libmm_merge_pop(&r->merge);
 			return 0;
 		}
 		err = src_load(r, s, cpu);
@@ -644,16 +644,16 @@ again:
 	n.src = cpu;
 	n.size = size;
 	if (replace)
-		mm_merge_replace_top(&r->merge, &n);
+		libmm_merge_replace_top(&r->merge, &n);
 	else
-		mm_merge_push(&r->merge, &n);
+		libmm_merge_push(&r->merge, &n);
 	return 0;
 }
 
 long memmon_trace_reader__for_each(struct memmon_trace_reader *r,
 				   memmon_record_fn fn, void *ctx)
 {
-	const struct mm_merge_node *top;
+	const struct libmm_merge_node *top;
 	long cnt = 0;
 	unsigned int c;
 	int err = 0, ret;
@@ -661,14 +661,14 @@ long memmon_trace_reader__for_each(struct memmon_trace_reader *r,
 	if (!r || !fn)
 		return libmm_err(-EINVAL);
 	r->errmsg[0] = '\0';
-	mm_merge_reset(&r->merge);
+	libmm_merge_reset(&r->merge);
 	for (c = 0; c < r->info.nr_cpus; c++) {
 		src_unload(&r->src[c]);
 		r->src[c].next = r->src[c].begin;
 	}
 	for (c = 0; c < r->info.nr_cpus && !err; c++)
 		err = src_push(r, c, false);
-	while (!err && (top = mm_merge_top(&r->merge))) {
+	while (!err && (top = libmm_merge_top(&r->merge))) {
 		struct src *s = &r->src[top->src];
 
 		ret = fn(ctx, (const void *)(s->data + top->pos));
@@ -703,7 +703,7 @@ void memmon_trace_reader__close(struct memmon_trace_reader *r)
 		free(r->src[c].zbuf);
 	}
 	free(r->src);
-	mm_merge_fini(&r->merge);
+	libmm_merge_fini(&r->merge);
 	json_decref(r->meta);
 	free(r->meta_text);
 	if (r->fd >= 0)

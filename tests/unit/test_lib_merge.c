@@ -315,11 +315,11 @@ static void test_merge_tree(void **state)
 		unsigned int k = ks[ki], src, total = 0, seen = 0;
 		__u64 *t[64], prev_t = 0;
 		unsigned int len[64], at[64], prev_src = 0;
-		const struct mm_merge_node *top;
-		struct mm_merge m;
-		struct mm_merge_node n;
+		const struct libmm_merge_node *top;
+		struct libmm_merge m;
+		struct libmm_merge_node n;
 
-		assert_int_equal(mm_merge_init(&m, k), 0);
+		assert_int_equal(libmm_merge_init(&m, k), 0);
 		for (src = 0; src < k; src++) {
 			unsigned int i;
 			__u64 v = 0;
@@ -337,7 +337,7 @@ static void test_merge_tree(void **state)
 			total += len[src];
 		}
 		for (int round = 0; round < 2; round++) {
-			mm_merge_reset(&m);
+			libmm_merge_reset(&m);
 			seen = 0;
 			prev_t = 0;
 			prev_src = 0;
@@ -345,10 +345,10 @@ static void test_merge_tree(void **state)
 				at[src] = 0;
 				if (!len[src])
 					continue;
-				n = (struct mm_merge_node){ t[src][0], 0, src, 8 };
-				mm_merge_push(&m, &n);
+				n = (struct libmm_merge_node){ t[src][0], 0, src, 8 };
+				libmm_merge_push(&m, &n);
 			}
-			while ((top = mm_merge_top(&m))) {
+			while ((top = libmm_merge_top(&m))) {
 				src = top->src;
 				assert_true(src < k);
 				assert_int_equal(top->time, t[src][at[src]]);
@@ -359,10 +359,10 @@ static void test_merge_tree(void **state)
 				prev_src = src;
 				seen++;
 				if (++at[src] < len[src]) {
-					n = (struct mm_merge_node){ t[src][at[src]], at[src], src, 8 };
-					mm_merge_replace_top(&m, &n);
+					n = (struct libmm_merge_node){ t[src][at[src]], at[src], src, 8 };
+					libmm_merge_replace_top(&m, &n);
 				} else {
-					mm_merge_pop(&m);
+					libmm_merge_pop(&m);
 				}
 			}
 			assert_int_equal(seen, total);
@@ -371,7 +371,7 @@ static void test_merge_tree(void **state)
 		}
 		for (src = 0; src < k; src++)
 			free(t[src]);
-		mm_merge_fini(&m);
+		libmm_merge_fini(&m);
 	}
 }
 
