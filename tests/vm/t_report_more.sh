@@ -91,10 +91,16 @@ t "report text: the two groups" sh -c "
 	grep -q '1 x 1.0 MiB = 1048576 bytes' '$tmp/leak.txt' &&
 	grep -q '3 x 64.0 KiB = 196608 bytes' '$tmp/leak.txt' &&
 	grep -q 'leak candidates: .* 4 regions' '$tmp/leak.txt'"
-t "report text: the two call sites, with their stacks" sh -c "
+# Without -g every syscall record still carries its call site (the libc
+# wrapper's return address); with it, the frames above.
+t "report text: the two call sites, without -g" sh -c "
 	grep -Eq '^    \\[anon\\] +leak_big\\+0x[0-9a-f]+ \\(.*/w_leak2\\)  1 x 1.0 MiB = 1048576 bytes' '$tmp/leak.txt' &&
-	grep -Eq '^    \\[anon\\] +leak_small\\+0x[0-9a-f]+ \\(.*/w_leak2\\)  3 x 64.0 KiB = 196608 bytes' '$tmp/leak.txt' &&
-	grep -Eq '^	 +[0-9a-f]+ do_leak\\+0x[0-9a-f]+ \\(.*/w_leak2\\)' '$tmp/leak.txt'"
+	grep -Eq '^    \\[anon\\] +leak_small\\+0x[0-9a-f]+ \\(.*/w_leak2\\)  3 x 64.0 KiB = 196608 bytes' '$tmp/leak.txt'"
+t "record -g: the call sites' stacks reach do_leak" sh -c "
+	'$M' record -g -o '$tmp/leakg.trace' -- '$W' leak '$LIBC' 2>'$tmp/err' &&
+	'$M' report '$tmp/leakg.trace' >'$tmp/leakg.txt' &&
+	grep -Eq '^    \\[anon\\] +leak_small\\+0x[0-9a-f]+ \\(.*/w_leak2\\)  3 x 64.0 KiB = 196608 bytes' '$tmp/leakg.txt' &&
+	grep -Eq '^	 +[0-9a-f]+ do_leak\\+0x[0-9a-f]+ \\(.*/w_leak2\\)' '$tmp/leakg.txt'"
 t "report text: libc is a file mapping, not a leak" sh -c "
 	sed -n '/^  file mappings/,/^  [a-z]/p' '$tmp/leak.txt' | grep -q 'libc.so.6'"
 t "report latency columns for mmap" grep -Eq '^    mmap +[0-9]+ +0 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+$' "$tmp/leak.txt"
