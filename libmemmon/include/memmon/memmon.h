@@ -64,6 +64,7 @@ LIBMEMMON_API int memmon_session__fd(const struct memmon_session *s);
 /* GET_INFO as of the last open/configure/map; never NULL for a session. */
 LIBMEMMON_API const struct memmon_info *
 memmon_session__info(const struct memmon_session *s);
+/* The module's possible CPUs: one ring each, indexes 0..nr_cpus-1. */
 LIBMEMMON_API unsigned int memmon_session__nr_cpus(const struct memmon_session *s);
 
 /* MEMMON_IOC_CONFIGURE: before the rings exist (map/enable); 0 = default. */
@@ -72,6 +73,7 @@ LIBMEMMON_API int memmon_session__configure(struct memmon_session *s,
 /* flags: MEMMON_WATCH_FOLLOW_CHILDREN; pid 0 = the calling process. */
 LIBMEMMON_API int memmon_session__watch_add(struct memmon_session *s,
 					    pid_t pid, __u32 flags);
+/* Stop watching pid's process; -ENOENT if not watched, -ESRCH if no such process. */
 LIBMEMMON_API int memmon_session__watch_del(struct memmon_session *s, pid_t pid);
 /* Fills up to cap entries; returns how many processes are watched. */
 LIBMEMMON_API int memmon_session__watch_list(struct memmon_session *s,
@@ -95,7 +97,16 @@ LIBMEMMON_API int memmon_session__set_events(struct memmon_session *s,
  */
 LIBMEMMON_API int memmon_session__set_stack(struct memmon_session *s,
 					    unsigned int depth, unsigned int flags);
+/*
+ * MEMMON_IOC_ENABLE: start recording (creating the rings if needed; the
+ * first enabled session attaches the hooks). Enabling twice does nothing.
+ */
 LIBMEMMON_API int memmon_session__enable(struct memmon_session *s);
+/*
+ * MEMMON_IOC_DISABLE: stop recording; each CPU's pending loss is written
+ * as a LOST record first (MEMMON_FEAT_FLUSH_LOST), so the stream accounts
+ * for everything up to here. Records already in the rings stay readable.
+ */
 LIBMEMMON_API int memmon_session__disable(struct memmon_session *s);
 /* MEMMON_IOC_GET_STATS into cpus[0..cap); returns the number of CPUs. */
 LIBMEMMON_API int memmon_session__stats(struct memmon_session *s,
@@ -195,6 +206,11 @@ LIBMEMMON_API int memmon_session__consume_cpu(struct memmon_session *s,
 LIBMEMMON_API ssize_t memmon_session__peek_cpu(struct memmon_session *s,
 					       unsigned int cpu, size_t max_bytes,
 					       const void **data);
+/*
+ * Give back the first len bytes of what memmon_session__peek_cpu() handed
+ * out (a multiple of 8, whole records): consumer_pos moves on by len, with
+ * release ([D]). -EINVAL beyond what the producer committed.
+ */
 LIBMEMMON_API int memmon_session__release_cpu(struct memmon_session *s,
 					      unsigned int cpu, size_t len);
 /* The counters of cpu's ring page (read racily, without a syscall). */

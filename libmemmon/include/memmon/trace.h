@@ -87,10 +87,17 @@ struct memmon_trace_info {
 	__u64 last_ns;
 };
 
+/*
+ * Open a trace file: its header, its index (or a scan when it has none:
+ * info->truncated) and its metadata. NULL with errno set; opts->errbuf
+ * then says why, with the offset.
+ */
 LIBMEMMON_API struct memmon_trace_reader *
 memmon_trace_reader__open(const char *path,
 			  const struct memmon_trace_reader_opts *opts);
+/* Close the file and free the reader. NULL is fine. */
 LIBMEMMON_API void memmon_trace_reader__close(struct memmon_trace_reader *r);
+/* What the file says about itself; valid until close. */
 LIBMEMMON_API const struct memmon_trace_info *
 memmon_trace_reader__info(const struct memmon_trace_reader *r);
 /* All metadata blocks merged into one JSON object (text); never NULL. */
