@@ -4,10 +4,12 @@
  * transport (session.c, watch.c: who wants it, and the rings).
  *
  * A hook does, in this order, stopping at the first "no":
- *   1. static_branch_unlikely(&memmon_active)  - any session enabled at all?
- *   2. memmon_watchers(task)                   - which sessions watch it?
- *   3. memmon_want(sessions, ev, sys)          - which of them want this?
+ *   1. static_branch_unlikely(&memmon_active)      - any session enabled?
+ *   2. memmon_sessions_watching(task)              - which sessions watch it?
+ *   3. memmon_sessions_wanting(sessions, ev, sys)  - which of them want this?
  *   4. build the record body on the stack, memmon_emit(...)
+ * (memmon_sessions_for() in hooks.h does 1-3; memmon_sessions_for_current()
+ * and memmon_sessions_from_gate() take this CPU's cached answer.)
  * so an unwatched task costs a static branch and one RCU hash lookup, and
  * writes no shared cache line.
  */
@@ -27,10 +29,10 @@
 DECLARE_STATIC_KEY_FALSE(memmon_active);
 
 /* watch.c */
-u64 memmon_watchers(struct task_struct *task);
+u64 memmon_sessions_watching(struct task_struct *task);
 
 /*
- * Each CPU's last verdict: memmon_watchers(), remembered per CPU.
+ * Each CPU's last verdict: memmon_sessions_watching(), remembered per CPU.
  *
  * The filters (hooks.c) ask on every hooked call of every task, and an
  * unwatched process asks the same question again and again. Each CPU keeps
@@ -61,7 +63,7 @@ extern unsigned long memmon_watch_gen;
  * memmon_verdict_cached() - this CPU's verdict on @task, if it holds one:
  * true, with the mask in *@mask, when the verdict is @task's process's in
  * this generation; false (nothing stored) otherwise, and the caller asks
- * memmon_watchers_refresh().
+ * memmon_sessions_watching_lookup().
  */
 static __always_inline bool memmon_verdict_cached(struct task_struct *task,
 						  u64 *mask)
@@ -78,20 +80,20 @@ static __always_inline bool memmon_verdict_cached(struct task_struct *task,
 }
 
 /* Look @task's process up, and keep the answer as this CPU's verdict. */
-u64 memmon_watchers_refresh(struct task_struct *task);
+u64 memmon_sessions_watching_lookup(struct task_struct *task);
 
 /*
- * memmon_watchers() of @task by way of this CPU's verdict: the verdict if
+ * memmon_sessions_watching() of @task by way of this CPU's verdict: the verdict if
  * it holds one for @task, else a lookup that becomes the verdict.
  * Context: as memmon_verdict_cached().
  */
-static __always_inline u64 memmon_watchers_cpu(struct task_struct *task)
+static __always_inline u64 memmon_sessions_watching_cached(struct task_struct *task)
 {
 	u64 mask;
 
 	if (memmon_verdict_cached(task, &mask))
 		return mask;
-	return memmon_watchers_refresh(task);
+	return memmon_sessions_watching_lookup(task);
 }
 
 /*
@@ -107,7 +109,7 @@ static __always_inline u64 memmon_watchers_cpu(struct task_struct *task)
  * unlocks (memmon_watch_unlock(), after the section's new generations,
  * with a full barrier between), and the lookup that sets a copy reads the
  * generation again after setting it (full barrier between) and clears the
- * copy if it moved (memmon_watchers_refresh()). The two barriers pair (the
+ * copy if it moved (memmon_sessions_watching_lookup()). The two barriers pair (the
  * memory model's "R" pattern): either the clear comes after the set, or
  * the set sees a new generation and clears it itself.
  *
@@ -149,8 +151,8 @@ struct memmon_masks {
 extern struct memmon_masks memmon_masks;
 
 /**
- * memmon_want() - which of some sessions record an event
- * @sessions: candidate sessions (from memmon_watchers())
+ * memmon_sessions_wanting() - which of some sessions record an event
+ * @sessions: candidate sessions (from memmon_sessions_watching())
  * @ev: the event class
  * @sys: for MEMMON_EV_SYSCALL, the enum memmon_sys of the call; else ignored
  *
@@ -158,11 +160,12 @@ extern struct memmon_masks memmon_masks;
  *
  * Context: any, including NMI; reads two words. The result is a snapshot,
  * meaningful inside the caller's RCU read-side critical section (see
- * memmon_watchers()).
+ * memmon_sessions_watching()).
  * Return: the subset of @sessions that are enabled and want @ev (and @sys).
  */
-static __always_inline u64 memmon_want(u64 sessions, enum memmon_event ev,
-				       unsigned int sys)
+static __always_inline u64 memmon_sessions_wanting(u64 sessions,
+						   enum memmon_event ev,
+						   unsigned int sys)
 {
 	if ((unsigned int)ev >= MEMMON_EV__COUNT)
 		return 0;

@@ -61,10 +61,10 @@ static void memmon_guard_revoke(void)
 	struct memmon_rec_exit rec;
 	u64 drop;
 
-	if (likely(!memmon_watchers(current)))
+	if (likely(!memmon_sessions_watching(current)))
 		return;
 	drop = memmon_watch_revoke(current, memmon_sessions_ptrace());
-	drop = memmon_want(drop, MEMMON_EV_LIFECYCLE, 0);
+	drop = memmon_sessions_wanting(drop, MEMMON_EV_LIFECYCLE, 0);
 	if (!drop)
 		return;
 	memset(&rec, 0, sizeof(rec));

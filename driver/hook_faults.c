@@ -352,7 +352,7 @@ static __always_inline bool memmon_fault_newpage(const struct memmon_fault_call 
  * describes; record it for the sessions that still want it.
  * Context: preemption disabled, the same task as the entry; the VMA
  * still locked unless ret has RETRY or COMPLETED; nested in no filter
- * callback on this CPU (memmon_hook_sessions_current()).
+ * callback on this CPU (memmon_sessions_for_current()).
  */
 static __always_inline void memmon_fault_end(const struct memmon_fault_call *call,
 					     vm_fault_t ret)
@@ -368,7 +368,7 @@ static __always_inline void memmon_fault_end(const struct memmon_fault_call *cal
 	bool pte_level = false;	/* state is a PTE's, not a huge page's */
 	u32 flags = 0;
 
-	sessions = memmon_hook_sessions_current(MEMMON_EV_FAULT, 0);
+	sessions = memmon_sessions_for_current(MEMMON_EV_FAULT, 0);
 	if (!sessions)
 		return;
 	now = memmon_now();
@@ -442,7 +442,7 @@ static __always_inline void memmon_fault_end(const struct memmon_fault_call *cal
  */
 static int memmon_fault_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
-	if (!memmon_gate_take(current, MEMMON_EV_FAULT, 0))
+	if (!memmon_sessions_from_gate(current, MEMMON_EV_FAULT, 0))
 		return 1;
 	memmon_fault_begin((struct memmon_fault_call *)ri->data,
 			   (struct vm_area_struct *)regs->di, regs->si,
@@ -484,7 +484,7 @@ bool notrace memmon_fault_enter(struct vm_area_struct *vma, unsigned long addr,
 	bool watched = false;
 
 	preempt_disable_notrace();
-	if (!memmon_hook_sessions_current(MEMMON_EV_FAULT, 0)) {
+	if (!memmon_sessions_for_current(MEMMON_EV_FAULT, 0)) {
 		this_cpu_inc(memmon_gate_skipped);
 		goto out;
 	}
@@ -581,7 +581,7 @@ static int memmon_badarea_pre(struct kprobe *kp, struct pt_regs *regs)
 	/* Kernel addresses (vmalloc faults, oopses) and nofault probes. */
 	if (addr >= TASK_SIZE_MAX || pagefault_disabled())
 		return 0;
-	sessions = memmon_hook_sessions(current, MEMMON_EV_FAULT, 0);
+	sessions = memmon_sessions_for(current, MEMMON_EV_FAULT, 0);
 	if (!sessions)
 		return 0;
 

@@ -93,7 +93,7 @@ static int memmon_taskstats_exit_pre(struct kprobe *kp, struct pt_regs *regs)
 	struct mm_struct *mm;
 
 	if (!group_dead || !static_branch_unlikely(&memmon_active) ||
-	    !memmon_watchers(tsk))
+	    !memmon_sessions_watching(tsk))
 		return 0;
 
 	n = memmon_reserve_alloc(&memmon_exit_reserve,
@@ -167,7 +167,7 @@ static void memmon_tp_fork(void *data, struct task_struct *parent,
 
 	if (!static_branch_unlikely(&memmon_active))
 		return;
-	watchers = memmon_watchers(parent);
+	watchers = memmon_sessions_watching(parent);
 	if (likely(!watchers))
 		return;
 
@@ -178,7 +178,7 @@ static void memmon_tp_fork(void *data, struct task_struct *parent,
 	/* Before the child can run: it is watched from its first instruction. */
 	memmon_watch_fork(parent, child, clone_flags);
 
-	sessions = memmon_want(watchers, MEMMON_EV_LIFECYCLE, 0);
+	sessions = memmon_sessions_wanting(watchers, MEMMON_EV_LIFECYCLE, 0);
 	if (!sessions)
 		return;
 	if (clone_flags & CLONE_THREAD)
@@ -210,7 +210,7 @@ static void memmon_tp_exec(void *data, struct task_struct *p, pid_t old_pid,
 	u64 sessions;
 	char *buf;
 
-	sessions = memmon_hook_sessions(p, MEMMON_EV_LIFECYCLE, 0);
+	sessions = memmon_sessions_for(p, MEMMON_EV_LIFECYCLE, 0);
 	if (!sessions)
 		return;
 
@@ -250,7 +250,7 @@ static void memmon_tp_rename(void *data, struct task_struct *task,
 	/* exec's own rename: the exec probe records it (above). */
 	if (task == current && current->in_execve)
 		return;
-	sessions = memmon_hook_sessions(task, MEMMON_EV_LIFECYCLE, 0);
+	sessions = memmon_sessions_for(task, MEMMON_EV_LIFECYCLE, 0);
 	if (!sessions)
 		return;
 	memmon_emit_comm(sessions, task, comm, MEMMON_COMM_RENAME);
@@ -279,11 +279,11 @@ static void memmon_tp_exit(void *data, struct task_struct *p)
 	group = memmon_exit_note_take(p, &peak_rss, &peak_vm);
 	if (!group && unlikely(atomic_read(&memmon_exit_overflow)))
 		group = !atomic_read(&p->signal->live);
-	watchers = memmon_watchers(p);
+	watchers = memmon_sessions_watching(p);
 	if (likely(!watchers))
 		return;
 
-	sessions = memmon_want(watchers, MEMMON_EV_LIFECYCLE, 0);
+	sessions = memmon_sessions_wanting(watchers, MEMMON_EV_LIFECYCLE, 0);
 	if (sessions) {
 		memset(&rec, 0, sizeof(rec));
 		rec.code = memmon_exit_status(p);

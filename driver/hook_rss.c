@@ -132,7 +132,7 @@ static void memmon_rss_timer(struct timer_list *t)
 		/* A reused pid, or a process that has exec'd since: not ours. */
 		if (task && READ_ONCE(task->mm) != s->mm)
 			task = NULL;
-		sessions = task ? memmon_hook_sessions(task, MEMMON_EV_RSS, 0) : 0;
+		sessions = task ? memmon_sessions_for(task, MEMMON_EV_RSS, 0) : 0;
 		if (sessions)
 			memmon_emit_rec(sessions, task, MEMMON_REC_RSS, &rec,
 					sizeof(rec), NULL, 0, now);
@@ -225,7 +225,7 @@ static void memmon_tp_rss(void *data, MEMMON_RSS_STAT_ARGS)
 		return;
 #endif
 	}
-	sessions = memmon_hook_sessions(task, MEMMON_EV_RSS, 0);
+	sessions = memmon_sessions_for(task, MEMMON_EV_RSS, 0);
 	if (!sessions)
 		return;
 

@@ -398,7 +398,7 @@ static int memmon_sys_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	const struct pt_regs *u = (const struct pt_regs *)regs->di;
 	struct memmon_ia32_mmap_args a;
 
-	if (!memmon_gate_take(current, MEMMON_EV_SYSCALL, h->sys))
+	if (!memmon_sessions_from_gate(current, MEMMON_EV_SYSCALL, h->sys))
 		return 1;
 
 	call->args_valid = true;
@@ -463,7 +463,7 @@ static int memmon_sys_return(struct kretprobe_instance *ri, struct pt_regs *regs
 	u64 sessions, now;
 
 	/* Re-evaluated: a session may have stopped watching meanwhile. */
-	sessions = memmon_hook_sessions_current(MEMMON_EV_SYSCALL, h->sys);
+	sessions = memmon_sessions_for_current(MEMMON_EV_SYSCALL, h->sys);
 	if (!sessions)
 		return 0;
 

@@ -184,13 +184,13 @@ memmon_filter_slow(unsigned long ip, unsigned long parent_ip,
 	preempt_disable_notrace();
 	if (!static_branch_unlikely(&memmon_active))
 		goto skip;
-	sessions = memmon_watchers_cpu(current);
+	sessions = memmon_sessions_watching_cached(current);
 	if (likely(!sessions))
 		goto skip;
 	g = f->slot[memmon_filter_slot(f, ip)].gate;
 	if (unlikely(!g || !regs))
 		goto out;
-	sessions = memmon_want(sessions, g->ev, g->sys);
+	sessions = memmon_sessions_wanting(sessions, g->ev, g->sys);
 	if (!sessions)
 		goto skip;
 	pass = this_cpu_ptr(&memmon_gate_pass);
@@ -216,7 +216,7 @@ out:
  * calls - the watch lookup, the kretprobe's pre-handler, our entry
  * handlers (which read user memory only with page faults disabled) - can
  * enter one of those, in task, interrupt or NMI context. (What it calls
- * is not notrace throughout - memmon_watchers_refresh() is traceable -
+ * is not notrace throughout - memmon_sessions_watching_lookup() is traceable -
  * but another ops tracing it runs in its own callback, not this one.)
  * Preemption is disabled for the per-CPU pass and for the pre-handler
  * (rethook_try_get() wants it). The slots are written before the ops is registered and
@@ -297,7 +297,7 @@ static int memmon_gate_pre(struct kprobe *p, struct pt_regs *regs)
 {
 	struct memmon_gate *g = container_of(p, struct memmon_gate, kp);
 	struct list_head *krp = &g->krp->kp.list;
-	u64 sessions = memmon_hook_sessions(current, g->ev, g->sys);
+	u64 sessions = memmon_sessions_for(current, g->ev, g->sys);
 
 	if (sessions) {
 		/* watched: on to the kretprobe, with the verdict */

@@ -38,7 +38,7 @@
 #include "emit.h"
 
 /**
- * memmon_hook_sessions() - the sessions that want event @ev of @task.
+ * memmon_sessions_for() - the sessions that want event @ev of @task.
  * @task: the task the event belongs to (usually current).
  * @ev:   enum memmon_event.
  * @sys:  enum memmon_sys for MEMMON_EV_SYSCALL, else 0.
@@ -51,22 +51,22 @@
  * callers).
  * Return: a mask of session ids, 0 for "nobody".
  */
-static __always_inline u64 memmon_hook_sessions(struct task_struct *task,
-						enum memmon_event ev,
-						unsigned int sys)
+static __always_inline u64 memmon_sessions_for(struct task_struct *task,
+					       enum memmon_event ev,
+					       unsigned int sys)
 {
 	u64 sessions;
 
 	if (!static_branch_unlikely(&memmon_active))
 		return 0;
-	sessions = memmon_watchers(task);
+	sessions = memmon_sessions_watching(task);
 	if (likely(!sessions))
 		return 0;
-	return memmon_want(sessions, ev, sys);
+	return memmon_sessions_wanting(sessions, ev, sys);
 }
 
 /*
- * memmon_hook_sessions_current() - memmon_hook_sessions() for current, from
+ * memmon_sessions_for_current() - memmon_sessions_for() for current, from
  * a kretprobe's return handler: this CPU's verdict (emit.h) answers when it
  * is current's process's in this generation of the watch table, as it
  * nearly always is for a watched task (its entry was filtered moments ago,
@@ -84,17 +84,17 @@ static __always_inline u64 memmon_hook_sessions(struct task_struct *task,
  * task context, preemption disabled, nested in no filter callback on this
  * CPU (emit.h's rule for the verdict).
  */
-static __always_inline u64 memmon_hook_sessions_current(enum memmon_event ev,
-							unsigned int sys)
+static __always_inline u64 memmon_sessions_for_current(enum memmon_event ev,
+						       unsigned int sys)
 {
 	u64 sessions;
 
 	if (!static_branch_unlikely(&memmon_active))
 		return 0;
-	sessions = memmon_watchers_cpu(current);
+	sessions = memmon_sessions_watching_cached(current);
 	if (likely(!sessions))
 		return 0;
-	return memmon_want(sessions, ev, sys);
+	return memmon_sessions_wanting(sessions, ev, sys);
 }
 
 /*
@@ -126,7 +126,7 @@ void memmon_pathbuf_put(void);
  * @kp:       hook_kprobes: a plain kprobe on the kretprobe's address, in
  *            front of it
  * @krp:      the kretprobe it guards, registered disabled by its group
- * @ev:       the event the kretprobe records (memmon_hook_sessions())
+ * @ev:       the event the kretprobe records (memmon_sessions_for())
  * @sys:      its syscall, for MEMMON_EV_SYSCALL
  * @on:       @kp registered, in front of @krp
  * @filtered: @krp stays disabled and a struct memmon_filter fires it
@@ -175,7 +175,7 @@ const char *memmon_gate_mode(const struct memmon_gate *g);
  * Written for a watched task by the filter's callback just before it
  * calls the kretprobe's pre-handler, or by memmon_gate_pre() (hook_kprobes)
  * just before kprobe_ftrace_handler() calls it; read and cleared by the
- * kretprobe's entry handler (memmon_gate_take()), which the pre-handler
+ * kretprobe's entry handler (memmon_sessions_from_gate()), which the pre-handler
  * calls. Both on one CPU, back to back, preemption disabled; nothing in
  * between runs a hook of ours (with a kprobe gate, kprobe_running() is
  * set; our hooked functions are syscalls and handle_mm_fault()): per CPU,
@@ -202,13 +202,13 @@ DECLARE_PER_CPU(unsigned long, memmon_gate_skipped);
 bool memmon_hooks_use_kprobes(void);
 
 /*
- * memmon_gate_take() - memmon_hook_sessions() for a kretprobe's entry
+ * memmon_sessions_from_gate() - memmon_sessions_for() for a kretprobe's entry
  * handler: the gate's verdict if it left one for this call.
  * Context: the kretprobe's entry handler (preemption disabled).
  */
-static __always_inline u64 memmon_gate_take(struct task_struct *task,
-					    enum memmon_event ev,
-					    unsigned int sys)
+static __always_inline u64 memmon_sessions_from_gate(struct task_struct *task,
+						     enum memmon_event ev,
+						     unsigned int sys)
 {
 	struct memmon_gate_pass *p = this_cpu_ptr(&memmon_gate_pass);
 
@@ -216,7 +216,7 @@ static __always_inline u64 memmon_gate_take(struct task_struct *task,
 		p->task = NULL;
 		return p->sessions;
 	}
-	return memmon_hook_sessions(task, ev, sys);
+	return memmon_sessions_for(task, ev, sys);
 }
 
 /* The groups (each: all-or-nothing attach, see the top of this file). */

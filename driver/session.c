@@ -139,7 +139,7 @@ static u64 memmon_ring_size_min(void)
 
 /**
  * memmon_emit() - write one record into the rings of some sessions
- * @sessions: the sessions (memmon_want()'s answer)
+ * @sessions: the sessions (memmon_sessions_wanting()'s answer)
  * @task: the task the record is about (header tgid/tid), or NULL
  * @type: enum memmon_rec_type
  * @body: the record after its struct memmon_rec_header
@@ -158,7 +158,7 @@ static u64 memmon_ring_size_min(void)
  * preemption, tracepoint probes (RCU-sched), softirq, IRQ, NMI (a kprobe on
  * an int3); nested on this CPU is fine: only local ops, RCU reads and
  * irq_work_queue(). @sessions must have been computed inside the same RCU
- * read-side critical section (see memmon_watchers()). Disables preemption
+ * read-side critical section (see memmon_sessions_watching()). Disables preemption
  * itself (notrace, so an ftrace-based caller does not recurse).
  * Pairs with: [A]/[B] inside ring.h; [E] through the irq_work.
  */
@@ -1088,7 +1088,8 @@ int memmon_session_mark(struct memmon_session *s, u32 flags,
 	if (flags & MEMMON_MARK_WATCHERS) {
 		/* An RCU read side: the mask stays meaningful until the emit. */
 		preempt_disable();
-		sessions = memmon_want(memmon_watchers(current), MEMMON_EV_MARK, 0);
+		sessions = memmon_sessions_wanting(memmon_sessions_watching(current),
+						   MEMMON_EV_MARK, 0);
 		if (sessions)
 			memmon_emit(sessions, current, MEMMON_REC_MARK, &body,
 				    sizeof(body), data, len, ktime_get_ns());

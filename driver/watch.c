@@ -65,7 +65,7 @@ MODULE_PARM_DESC(max_watch,
  *   --------  -------------------  ------------------------  -------------
  *   node      memmon_watch_lock    lookups (RCU)             hlist *_rcu
  *   pid       set before insert    lookups, lock holders     immutable
- *   sessions  memmon_watch_lock    memmon_watchers() (RCU)   WRITE/READ_ONCE
+ *   sessions  memmon_watch_lock    memmon_sessions_watching() (RCU)   WRITE/READ_ONCE
  *   follow    memmon_watch_lock    lock holders; RCU hint    WRITE/READ_ONCE
  *
  * Freed through call_rcu() after unlinking, never in place.
@@ -102,7 +102,7 @@ static atomic_long_t memmon_watch_fork_dropped = ATOMIC_LONG_INIT(0);
 /*
  * The table's generation: bumped by every change of it (lock held, release
  * after the change), read with acquire by memmon_verdict_cached() (emit.h)
- * and by memmon_watchers_refresh() before it looks anything up.
+ * and by memmon_sessions_watching_lookup() before it looks anything up.
  */
 unsigned long memmon_watch_gen;
 DEFINE_PER_CPU(struct memmon_watch_verdict, memmon_watch_verdict);
@@ -119,7 +119,7 @@ static void memmon_watch_changed(void)
 {
 	/* Orders the change before the new generation: pairs with the
 	 * smp_load_acquire() in memmon_verdict_cached() and
-	 * memmon_watchers_refresh(). The quiet copies are cleared by
+	 * memmon_sessions_watching_lookup(). The quiet copies are cleared by
 	 * memmon_watch_unlock().
 	 */
 	smp_store_release(&memmon_watch_gen, memmon_watch_gen + 1);
@@ -140,7 +140,7 @@ static void memmon_watch_unlock(void)
 	if (memmon_watch_quiet_stale) {
 		memmon_watch_quiet_stale = false;
 		/* Every new generation of this section before the clears:
-		 * pairs with the smp_mb() in memmon_watchers_refresh()
+		 * pairs with the smp_mb() in memmon_sessions_watching_lookup()
 		 * between its set and its second read of the generation
 		 * (emit.h, memmon_watch_quiet). A refresher that read a
 		 * generation older than this section's first bump either
@@ -475,8 +475,8 @@ void memmon_watch_remove_session(unsigned int id)
 	memmon_watch_unlock();
 }
 
-/* memmon_watchers() of the process whose thread-group pid is @pid. */
-static u64 memmon_watchers_of(const struct pid *pid)
+/* memmon_sessions_watching() of the process whose thread-group pid is @pid. */
+static u64 memmon_sessions_watching_pid(const struct pid *pid)
 {
 	struct memmon_watched *e;
 	u64 mask = 0;
@@ -492,7 +492,7 @@ static u64 memmon_watchers_of(const struct pid *pid)
 }
 
 /**
- * memmon_watchers() - the sessions that watch a task's process
+ * memmon_sessions_watching() - the sessions that watch a task's process
  * @task: the task (usually current); the caller keeps it alive
  *
  * One RCU hash lookup; reads only, so an unwatched task costs no write to a
@@ -506,14 +506,14 @@ static u64 memmon_watchers_of(const struct pid *pid)
  * preemption disabled or not (takes rcu_read_lock() itself; never a lock).
  * Return: mask of session ids (bit n: session n), 0 if none.
  */
-u64 memmon_watchers(struct task_struct *task)
+u64 memmon_sessions_watching(struct task_struct *task)
 {
 	/* NULL once the leader is unhashed (release_task()). */
-	return memmon_watchers_of(READ_ONCE(task->signal->pids[PIDTYPE_TGID]));
+	return memmon_sessions_watching_pid(READ_ONCE(task->signal->pids[PIDTYPE_TGID]));
 }
 
 /**
- * memmon_watchers_refresh() - look a task's process up for this CPU's verdict
+ * memmon_sessions_watching_lookup() - look a task's process up for this CPU's verdict
  * @task: the task (current)
  *
  * The generation is read (acquire) before the lookup: a change during the
@@ -524,13 +524,13 @@ u64 memmon_watchers(struct task_struct *task)
  * Context: as memmon_verdict_cached() (emit.h).
  * Return: the mask of sessions watching @task's process.
  */
-u64 memmon_watchers_refresh(struct task_struct *task)
+u64 memmon_sessions_watching_lookup(struct task_struct *task)
 {
 	struct memmon_watch_verdict *v = this_cpu_ptr(&memmon_watch_verdict);
 	/* Pairs with memmon_watch_changed(). */
 	unsigned long gen = smp_load_acquire(&memmon_watch_gen);
 	const struct pid *pid = READ_ONCE(task->signal->pids[PIDTYPE_TGID]);
-	u64 mask = memmon_watchers_of(pid);
+	u64 mask = memmon_sessions_watching_pid(pid);
 
 	v->pid = pid;
 	v->gen = gen;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * memmon: the watched-process table, session side. (The hook side,
- * memmon_watchers() and the fork/exit callbacks, is declared in emit.h.)
+ * memmon_sessions_watching() and the fork/exit callbacks, is declared in emit.h.)
  */
 #ifndef MEMMON_DRIVER_WATCH_H
 #define MEMMON_DRIVER_WATCH_H
