@@ -894,32 +894,10 @@ bool sym_after_call(struct symbolizer *s, __u32 tgid, __u64 ip)
 	return false;
 }
 
+/* libmemmon's view: the stack, checked to fit, or NULL. */
 const struct memmon_user_stack *sym_rec_ustack(const struct memmon_rec_header *rec)
 {
-	const struct memmon_user_stack *st;
-	size_t fixed;
-
-	if (rec->type == MEMMON_REC_SYSCALL) {
-		const struct memmon_rec_syscall *sc = (const void *)rec;
-
-		fixed = sizeof(*sc);
-		if (rec->size < fixed || !(sc->flags & MEMMON_SYSF_USTACK))
-			return NULL;
-	} else if (rec->type == MEMMON_REC_FAULT) {
-		const struct memmon_rec_fault *fl = (const void *)rec;
-
-		fixed = sizeof(*fl);
-		if (rec->size < fixed || !(fl->flags & MEMMON_FAULTF_USTACK))
-			return NULL;
-	} else {
-		return NULL;
-	}
-	if (rec->size - fixed < sizeof(*st))
-		return NULL;
-	st = (const void *)((const char *)rec + fixed);
-	if (st->nr > (rec->size - fixed - sizeof(*st)) / sizeof(st->ip[0]))
-		return NULL;
-	return st;
+	return memmon_rec__ustack(rec);
 }
 
 size_t sym_stack(struct symbolizer *s, const struct memmon_rec_header *rec,
