@@ -151,5 +151,5 @@ deb:
 clean:
 	rm -f memmon.ko memmon.o memmon.mod memmon.mod.c memmon.mod.o \
 		Module.symvers modules.order .memmon*.cmd .Module.symvers.cmd \
-		.modules.order.cmd driver/*.o driver/.*.cmd
+		.modules.order.cmd driver/*.o driver/.*.cmd driver/*/*.o driver/*/.*.cmd
 	rm -rf $(B)/lib $(B)/bin $(B)/unit $(B)/libunit $(B)/vmtests $(B)/vm $(B)/kmod

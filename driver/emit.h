@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * memmon: the seam between instrumentation (hook_*.c: what happened) and
- * transport (session.c, watch.c: who wants it, and the rings).
+ * memmon: the emit API, what the transport (transport/: the watch table,
+ * the sessions and their rings) offers the instrumentation (instr/: the
+ * hooks). With emit_inline.h (the same API, inline, for the fault hook) it
+ * is the only transport header an instr/ file includes; instr.h is the
+ * other direction. The include graph is in docs/design.md.
  *
  * A hook does, in this order, stopping at the first "no":
  *   1. static_branch_unlikely(&memmon_active)      - any session enabled?
@@ -20,6 +23,7 @@
 #include <linux/percpu.h>
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
+#include <linux/string.h>
 #include <linux/types.h>
 #include <linux/memmon.h>
 
@@ -176,10 +180,72 @@ static __always_inline u64 memmon_sessions_wanting(u64 sessions,
 	return sessions;
 }
 
+/*
+ * The policy the exec guard (instr/exec_guard.c) enforces: which sessions
+ * may keep watching a process that gains rights at exec, and taking the
+ * others' watch away (transport/session.c, transport/watch.c).
+ */
+u64 memmon_sessions_ptrace(void);
+u64 memmon_watch_revoke(struct task_struct *task, u64 keep);
+
+/*
+ * A user stack as a hook hands it to memmon_emit_stacked() and
+ * memmon_emit_syscall() (instr/ustack.c walks it); each session's copy is
+ * cut to the depth it asked for.
+ */
+/* ip[0], the word at the stack pointer, then the frame-pointer walk. */
+#define MEMMON_USTACK_MAX	(2 + MEMMON_STACK_DEPTH_MAX)
+
+/*
+ * A walked stack. @base entries precede the walk (ip[0] and, with
+ * MEMMON_USTACK_SP, the stack pointer's word): a session asking for depth
+ * d is given the first min(@nr, @base + d).
+ */
+struct memmon_ustack {
+	u16 nr;
+	u16 flags;		/* MEMMON_USTACK_* */
+	u16 base;
+	u64 ip[MEMMON_USTACK_MAX];
+};
+
+/* Entries of @st for a session that asked for @depth frames. */
+static inline unsigned int memmon_ustack_nr(const struct memmon_ustack *st,
+					    unsigned int depth)
+{
+	unsigned int n = st->base + depth;
+
+	return n < st->nr ? n : st->nr;
+}
+
+/* Bytes of the struct memmon_user_stack that carries @nr entries. */
+static inline u32 memmon_ustack_bytes(unsigned int nr)
+{
+	return sizeof(struct memmon_user_stack) + nr * sizeof(u64);
+}
+
+/*
+ * Write @st's first @nr entries as a struct memmon_user_stack at @to
+ * (memmon_ustack_bytes(@nr) bytes, inside a ring's reservation).
+ */
+static __always_inline void memmon_ustack_put(void *to,
+					      const struct memmon_ustack *st,
+					      unsigned int nr)
+{
+	struct memmon_user_stack *u = to;
+
+	u->nr = nr;
+	/* Cut inside the walk, or the walk itself stopped at its depth. */
+	u->flags = st->flags & ~MEMMON_USTACK_TRUNCATED;
+	if (nr > st->base &&
+	    (nr < st->nr || (st->flags & MEMMON_USTACK_TRUNCATED)))
+		u->flags |= MEMMON_USTACK_TRUNCATED;
+	u->__reserved = 0;
+	memcpy(u->ip, st->ip, nr * sizeof(u64));
+}
+
 void memmon_emit(u64 sessions, struct task_struct *task, u16 type,
 		 const void *body, u32 body_len,
 		 const void *tail, u32 tail_len, u64 time_ns);
-struct memmon_ustack;
 void memmon_emit_stacked(u64 sessions, struct task_struct *task, u16 type,
 			 const void *body, u32 body_len, u32 flags_off, u32 flag,
 			 const struct memmon_ustack *st, u64 time_ns);
@@ -187,12 +253,5 @@ void memmon_emit_syscall(u64 sessions, const struct memmon_rec_syscall *rec,
 			 const struct memmon_ustack *st, u64 time_ns);
 void memmon_emit_fork(u64 sessions, struct task_struct *parent,
 		      struct task_struct *child, u32 flags, u64 time_ns);
-
-/* hooks.c (instrumentation): attach every hook when the first session is
- * enabled, detach after the last one is disabled. Process context, may
- * sleep; the caller serialises calls (session.c's mutex).
- */
-int memmon_hooks_attach(void);
-void memmon_hooks_detach(void);
 
 #endif /* MEMMON_DRIVER_EMIT_H */

@@ -22,10 +22,10 @@
 #include <linux/string.h>
 
 #include "emit.h"
-#include "full_wait.h"
-#include "ring.h"
-#include "ring_alloc.h"
-#include "session.h"
+#include "transport/full_wait.h"
+#include "transport/ring.h"
+#include "transport/ring_alloc.h"
+#include "transport/session.h"
 
 /* session.c: the sessions by id, RCU-published under its lock. */
 extern struct memmon_session __rcu *memmon_sessions[MEMMON_MAX_SESSIONS];

@@ -7,10 +7,11 @@
  * steps before it.
  */
 #include "memmon.h"
-#include "full_wait.h"
-#include "user_limits.h"
-#include "session.h"
-#include "watch.h"
+#include "instr.h"
+#include "transport/full_wait.h"
+#include "transport/session.h"
+#include "transport/user_limits.h"
+#include "transport/watch.h"
 
 #include <linux/kprobes.h>
 #include <linux/module.h>
@@ -84,17 +85,18 @@ static int __init memmon_init(void)
 	err = memmon_watch_init();
 	if (err)
 		goto err_session_cleanup;
-	err = memmon_hooks_init();
+	err = memmon_procfs_init();
 	if (err)
 		goto err_watch_cleanup;
 	err = memmon_dev_init();
 	if (err)
-		goto err_hooks_exit;
+		goto err_procfs_exit;
 
 	pr_info("loaded, version %s\n", MEMMON_VERSION);
 	return 0;
 
-err_hooks_exit:
+err_procfs_exit:
+	memmon_procfs_exit();
 	memmon_hooks_exit();
 err_watch_cleanup:
 	memmon_watch_cleanup();
@@ -107,6 +109,7 @@ err_out:
 static void __exit memmon_exit(void)
 {
 	memmon_dev_exit();
+	memmon_procfs_exit();	/* the last session */
 	memmon_hooks_exit();
 	memmon_watch_cleanup();
 	memmon_session_cleanup();

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * memmon: declarations shared by the driver's files (not part of the ABI;
- * that is uapi/linux/memmon.h).
+ * memmon: what every file of the driver includes first: its log prefix, and
+ * the few functions main.c calls or offers that belong to neither half (not
+ * part of the ABI; that is uapi/linux/memmon.h).
  */
 #ifndef MEMMON_DRIVER_MEMMON_H
 #define MEMMON_DRIVER_MEMMON_H
@@ -14,19 +15,15 @@
 #endif
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-/* dev.c: the /dev/memmon misc device. */
-int memmon_dev_init(void);
-void memmon_dev_exit(void);
-
 /* main.c: kernel symbols that are not exported to modules. */
 unsigned long memmon_ksym(const char *name);
 
-/*
- * The instrumentation side's entry points that main.c and session.c call
- * (hooks.h declares them too, for the instrumentation's own files).
- */
-int memmon_hooks_init(void);
-void memmon_hooks_exit(void);
-void memmon_paths_forget_session(unsigned int id);
+/* transport/dev.c: the /dev/memmon misc device (main.c's init and exit). */
+int memmon_dev_init(void);
+void memmon_dev_exit(void);
+
+/* procfs.c: /proc/memmon (main.c's init and exit). */
+int memmon_procfs_init(void);
+void memmon_procfs_exit(void);
 
 #endif /* MEMMON_DRIVER_MEMMON_H */

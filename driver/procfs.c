@@ -18,8 +18,9 @@
  * hook. PIDs are read and written in the PID namespace of the task that
  * first used /proc/memmon; other namespaces get -EPERM.
  *
- * events reads the session's rings in the kernel, as session.c's read()
- * does for userspace, ring by ring (lines of one CPU in order, CPUs not
+ * A client of the session API (transport/session.h) and of the hooks'
+ * statistics (instr.h), nothing more. events reads the session's records
+ * in the kernel through memmon_session_visit(), ring by ring (lines of one CPU in order, CPUs not
  * merged: sort on the first column). A line that does not fit the
  * caller's buffer is kept for the next read(), so no event is cut.
  *
@@ -28,11 +29,9 @@
  * ones (memmon_proc_dying).
  */
 #include "memmon.h"
-#include "clock.h"
-#include "fault_walk.h"
-#include "hooks.h"
-#include "session.h"
-#include "watch.h"
+#include "instr.h"
+#include "transport/session.h"
+#include "transport/watch.h"
 #include "memmon_names.h"
 
 #include <linux/ctype.h>
@@ -188,6 +187,7 @@ static const struct proc_ops memmon_pids_ops = {
 
 struct memmon_proc_reader {
 	struct memmon_session *s;
+	struct mutex lock;	/* serialises read()s of one open file */
 	size_t len;		/* text in buf */
 	size_t off;		/* of which this much was read */
 	char buf[MEMMON_PROC_BUF];
@@ -374,34 +374,19 @@ short_rec:
 }
 
 /*
- * Format records from the rings into rd->buf until it is full or the rings
- * are empty. rd->s->read_lock held (the session's consumer lock).
+ * memmon_session_visit()'s function: format one record at the end of
+ * rd->buf, or leave it there (false) when its line does not fit.
  */
-static void memmon_proc_fill(struct memmon_proc_reader *rd,
-			     struct memmon_rings *rings)
+static bool memmon_proc_take(void *ctx, const struct memmon_rec_header *h,
+			     u32 size)
 {
-	const struct memmon_rec_header *h;
-	struct memmon_ring_cursor c;
-	unsigned int cpu;
+	struct memmon_proc_reader *rd = ctx;
 	size_t line;
-	u32 size;
 
-	rd->len = 0;
-	rd->off = 0;
-	for_each_possible_cpu(cpu) {
-		memmon_ring_cursor_begin(&c, &per_cpu_ptr(rings->cpu, cpu)->ring);
-		while (memmon_ring_cursor_next(&c, &h, &size)) {
-			line = memmon_proc_line(h, size, rd->buf + rd->len,
-						sizeof(rd->buf) - rd->len);
-			if (!line)
-				break;
-			rd->len += line;
-			memmon_ring_cursor_advance(&c, size);
-		}
-		memmon_ring_cursor_end(&c);
-		if (c.st == MEMMON_PEEK_RECORD)
-			break;	/* the buffer is full */
-	}
+	line = memmon_proc_line(h, size, rd->buf + rd->len,
+				sizeof(rd->buf) - rd->len);
+	rd->len += line;
+	return line;
 }
 
 static int memmon_events_open(struct inode *inode, struct file *file)
@@ -415,6 +400,7 @@ static int memmon_events_open(struct inode *inode, struct file *file)
 	if (!rd)
 		return -ENOMEM;
 	rd->s = s;
+	mutex_init(&rd->lock);
 	file->private_data = rd;
 	return nonseekable_open(inode, file);
 }
@@ -423,17 +409,12 @@ static ssize_t memmon_events_read(struct file *file, char __user *ubuf,
 				  size_t count, loff_t *ppos)
 {
 	struct memmon_proc_reader *rd = file->private_data;
-	struct memmon_session *s = rd->s;
-	struct memmon_rings *rings;
 	ssize_t ret = 0;
 	size_t n;
 
 	if (!count)
 		return 0;
-	rings = memmon_session_rings(s);
-	if (IS_ERR(rings))
-		return PTR_ERR(rings);
-	if (mutex_lock_interruptible(&s->read_lock))
+	if (mutex_lock_interruptible(&rd->lock))
 		return -ERESTARTSYS;
 	while (!ret) {
 		if (rd->off < rd->len) {
@@ -446,28 +427,16 @@ static ssize_t memmon_events_read(struct file *file, char __user *ubuf,
 			ret = n;
 			break;
 		}
-		memmon_proc_fill(rd, rings);
-		if (rd->len)
-			continue;
-		if (file->f_flags & O_NONBLOCK) {
-			ret = -EAGAIN;
-			break;
-		}
-		/*
-		 * [E]: wait_event registers before it tests the rings; the
-		 * tick of prompt delivery is armed once we are on the queue.
-		 */
-		if (wait_event_interruptible(s->wq,
-					     (memmon_session_wait_prepare(s),
-					      memmon_rings_readable(rings, 1)) ||
-					     READ_ONCE(memmon_proc_dying))) {
-			ret = -ERESTARTSYS;
-			break;
-		}
-		if (READ_ONCE(memmon_proc_dying))
-			break;	/* 0: end of file */
+		rd->len = 0;
+		rd->off = 0;
+		ret = memmon_session_visit(rd->s, memmon_proc_take, rd,
+					   file->f_flags & O_NONBLOCK,
+					   &memmon_proc_dying);
+		if (ret <= 0)
+			break;	/* an error, or 0: end of file */
+		ret = 0;
 	}
-	mutex_unlock(&s->read_lock);
+	mutex_unlock(&rd->lock);
 	return ret;
 }
 
@@ -493,25 +462,11 @@ static const struct proc_ops memmon_events_ops = {
 
 static int memmon_stats_show(struct seq_file *m, void *v)
 {
-	unsigned long sys_missed, fault_missed, gate_skipped;
-	const char *fault_hook, *sys_hook;
 	struct memmon_cpu_stats st;
-	unsigned int gates;
 	struct memmon_session *s;
-	bool attached;
 	unsigned int cpu;
 
-	memmon_hooks_stats(&attached, &sys_missed, &fault_missed, &gates,
-			   &gate_skipped, &fault_hook, &sys_hook);
-	seq_printf(m, "hooks_attached %d\n", attached);
-	seq_printf(m, "fault_hook %s\n", fault_hook);
-	seq_printf(m, "syscall_hook %s\n", sys_hook);
-	seq_printf(m, "duration_clock %s\n", memmon_clock_span_name());
-	seq_printf(m, "fault_walk %s\n", memmon_walk_name());
-	seq_printf(m, "syscalls_missed %lu\n", sys_missed);
-	seq_printf(m, "faults_missed %lu\n", fault_missed);
-	seq_printf(m, "gates_armed %u\n", gates);
-	seq_printf(m, "gate_skipped %lu\n", gate_skipped);
+	memmon_hooks_show(m);
 
 	mutex_lock(&memmon_proc_lock);
 	s = memmon_proc_sess;
@@ -575,7 +530,7 @@ void memmon_procfs_exit(void)
 	WRITE_ONCE(memmon_proc_dying, true);
 	mutex_lock(&memmon_proc_lock);
 	if (memmon_proc_sess)
-		wake_up_interruptible_all(&memmon_proc_sess->wq);
+		memmon_session_wake_readers(memmon_proc_sess);
 	mutex_unlock(&memmon_proc_lock);
 	/* Waits for read()s in progress; they see memmon_proc_dying. */
 	proc_remove(memmon_proc_dir);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR BSD-2-Clause */
 /*
  * The one record validator, for every reader of records: the driver's ring
- * (driver/ring.h), libmemmon's ring reader, and the trace file writer and
+ * (driver/transport/ring.h), libmemmon's ring reader, and the trace file writer and
  * reader. Header-only so that the kernel and userspace compile the same
  * code. Not part of the ABI and not installed.
  *

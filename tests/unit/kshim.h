@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * kshim.h - the kernel primitives driver/ring.h uses, for host builds.
+ * kshim.h - the kernel primitives driver/transport/ring.h uses, for host builds.
  *
  * In the kernel, local_t operations are atomic only against interrupts on
  * the same CPU, and the ring's producer-private fields are touched by one CPU
@@ -13,7 +13,7 @@
  * orders, i.e. the C11 model the userspace half of the protocol uses.
  *
  * Also here: kshim_ring_map(), the double mapping of the data pages that
- * driver/ring_alloc.c builds with vmap(), built from a memfd mapped twice
+ * driver/transport/ring_alloc.c builds with vmap(), built from a memfd mapped twice
  * back to back, with an inaccessible guard page on either side so that an
  * out-of-bounds access faults instead of passing silently.
  */

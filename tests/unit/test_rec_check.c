@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * test_rec_check.c - the record validator (uapi/memmon_rec_check.h), table
- * driven with hostile records, and its use by driver/ring.h's consumer
+ * driven with hostile records, and its use by driver/transport/ring.h's consumer
  * check, memmon_ring_peek().
  */
 #include <setjmp.h>

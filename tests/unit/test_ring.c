@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * test_ring.c - driver/ring.h on the host.
+ * test_ring.c - driver/transport/ring.h on the host.
  *
  * The data pages are really mapped twice (kshim_ring_map(): a memfd, guard
  * pages around), so wrapping records exercise the aliasing the kernel's vmap

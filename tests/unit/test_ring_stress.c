@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * test_ring_stress.c - driver/ring.h with a producer and a consumer running
+ * test_ring_stress.c - driver/transport/ring.h with a producer and a consumer running
  * at once, as the kernel on one CPU and a reader on another.
  *
  * The producer never blocks on the consumer: when the ring is full its events

@@ -39,18 +39,18 @@ unit_saved_goal := $(.DEFAULT_GOAL)
 UNIT_OUT	?= build/unit
 UNIT_CC		?= $(CC)
 UNIT_CFLAGS	?= -std=gnu11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE \
-		   -I uapi -I tests/unit -I driver
+		   -I uapi -I tests/unit -I driver/transport
 UNIT_LIBS	?= -lcmocka
 UNIT_MK		:= $(lastword $(MAKEFILE_LIST))
 
 # Headers anything may include: rebuild on any change, tests are cheap.
-UNIT_HDRS	= $(wildcard uapi/*.h uapi/linux/*.h driver/*.h tests/unit/*.h \
+UNIT_HDRS	= $(wildcard uapi/*.h uapi/linux/*.h driver/*.h driver/*/*.h tests/unit/*.h \
 			     libmemmon/*.h libmemmon/include/*/*.h)
 
 UNIT_SAN	:= -fsanitize=address,undefined -fno-sanitize-recover=all \
 		   -fno-omit-frame-pointer
 
-# --- driver/ring.h --------------------------------------------------------
+# --- driver/transport/ring.h ----------------------------------------------
 UNIT_TESTS		+= test_ring test_ring_stress test_ring_stress_tsan
 
 UNIT_TESTS		+= test_rec_check

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The clock of durations (driver/clock.c): a syscall's or a fault's
+ * The clock of durations (driver/instr/clock.c): a syscall's or a fault's
  * duration_ns is taken from the TSC where timekeeping counts it, else from
  * ktime_get_ns() at both ends; hdr.time_ns is CLOCK_MONOTONIC either way.
  *

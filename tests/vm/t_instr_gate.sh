@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # vmtest: no-module
-# The gates (driver/hooks.c): while a session is enabled, an unwatched
+# The gates (driver/instr/hooks.c): while a session is enabled, an unwatched
 # task's faults and hooked syscalls stop at a gate in front of each
 # kretprobe and never reach its instance pool; someone else's kprobe on the
 # same function still sees every call; a watched task is still recorded.
 # A gate is memmon's own ftrace filter, which fires the kretprobe
 # (registered disabled) itself, or with hook_kprobes=1 a kprobe in front of
-# the armed kretprobe (driver/hooks.c, "Gates"); handle_mm_fault() is by
+# the armed kretprobe (driver/instr/hooks.c, "Gates"); handle_mm_fault() is by
 # default hooked by memmon's direct-call trampoline instead
-# (driver/fault_tramp.c), which keeps unwatched faults out by itself:
+# (driver/instr/fault_tramp.c), which keeps unwatched faults out by itself:
 # every way is checked.
 #
 # The workload is python3 renamed "gatewl" (PR_SET_NAME) touching every

@@ -9,7 +9,7 @@
 #     through kernel text; rmmod must not wait for the sleepers, and they
 #     must finish normally afterwards.
 #  2. the default, handle_mm_fault() through memmon's direct-call
-#     trampoline (driver/fault_tramp.c), whose frame is module text on the
+#     trampoline (driver/instr/fault_tramp.c), whose frame is module text on the
 #     faulting tasks' stacks; hooks_linger_ms=0, so closing the session
 #     detaches the hooks: rmmod must then say the module is in use (EBUSY)
 #     and leave it loaded, the tasks still asleep where they were; the

@@ -4,7 +4,7 @@
  * memory syscalls and handle_mm_fault() of watched processes, one
  * memmon-format record per completed call or fault, into a BPF ring buffer.
  *
- * The same functions memmon hooks (driver/hook_syscalls.c, hook_faults.c):
+ * The same functions memmon hooks (driver/instr/hook_syscalls.c, hook_faults.c):
  * fentry/fexit on the __x64_sys_* wrappers and on handle_mm_fault(), or,
  * where the kernel has no BPF trampoline, kprobe/kretprobe on the same
  * functions (the consumer loads one set or the other). Filter: the tgid in

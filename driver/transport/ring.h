@@ -10,7 +10,7 @@
  *
  * This file is compiled in the module and, unchanged, in the host unit tests
  * (tests/unit/kshim.h emulates the few kernel primitives it uses). It holds
- * algorithm only: driver/ring_alloc.c allocates the pages and builds the
+ * algorithm only: driver/transport/ring_alloc.c allocates the pages and builds the
  * double mapping.
  *
  *          consumer_pos (untrusted)  producer_pos (published)   head
@@ -59,8 +59,8 @@
  * space it releases; a reader copies records, then re-reads tail_pos with
  * [G]: a record below it may be torn and is discarded.
  */
-#ifndef MEMMON_DRIVER_RING_H
-#define MEMMON_DRIVER_RING_H
+#ifndef MEMMON_DRIVER_TRANSPORT_RING_H
+#define MEMMON_DRIVER_TRANSPORT_RING_H
 
 #ifdef __KERNEL__
 #include <linux/types.h>
@@ -656,4 +656,4 @@ static inline void memmon_ring_cursor_end(struct memmon_ring_cursor *c)
 	}
 }
 
-#endif /* MEMMON_DRIVER_RING_H */
+#endif /* MEMMON_DRIVER_TRANSPORT_RING_H */

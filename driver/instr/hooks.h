@@ -23,8 +23,8 @@
  *               kprobe on taskstats_exit
  *   rss         tracepoint rss_stat, a per-CPU flush timer   hook_rss.c
  */
-#ifndef MEMMON_DRIVER_HOOKS_H
-#define MEMMON_DRIVER_HOOKS_H
+#ifndef MEMMON_DRIVER_INSTR_HOOKS_H
+#define MEMMON_DRIVER_INSTR_HOOKS_H
 
 #include <linux/ftrace.h>
 #include <linux/kprobes.h>
@@ -32,6 +32,7 @@
 #include <linux/limits.h>
 #include <linux/preempt.h>
 #include <linux/stddef.h>
+#include <linux/seq_file.h>
 #include <linux/tracepoint.h>
 
 #include "clock.h"
@@ -219,36 +220,33 @@ static __always_inline u64 memmon_sessions_from_gate(struct task_struct *task,
 	return memmon_sessions_for(task, ev, sys);
 }
 
-/* The groups (each: all-or-nothing attach, see the top of this file). */
-int memmon_sys_attach(void);
-void memmon_sys_detach(void);
-int memmon_fault_attach(void);
-void memmon_fault_detach(void);
-int memmon_life_attach(void);
-void memmon_life_detach(void);
-int memmon_rss_attach(void);
-void memmon_rss_detach(void);
-
-/* Calls not recorded for want of a kretprobe instance (hooks lock held). */
-unsigned long memmon_sys_missed(void);
-unsigned long memmon_fault_missed(void);
-void memmon_hooks_stats(bool *attached, unsigned long *sys_missed,
-			unsigned long *fault_missed, unsigned int *gates,
-			unsigned long *gate_skipped, const char **fault_hook,
-			const char **sys_hook);
-/* How handle_mm_fault() and the syscalls are hooked now (hooks lock held):
- * memmon_gate_mode() of their gates, "none" while detached.
+/**
+ * struct memmon_hook_group - one group of hooks (one instr/hook_*.c file)
+ * @name: for messages
+ * @attach: attach every hook of the group, all or nothing: 0, or a
+ *	negative errno with nothing attached
+ * @detach: detach them; after it no handler of the group runs
+ * @forget_session: optional; session id @id is about to be reused: forget
+ *	what the group kept for the last session of that id
+ * @show: optional; the group's "key value" lines for /proc/memmon/stats
+ * @exit: optional; module exit, after the last @detach
+ *
+ * hooks.c calls them in the order of its table, with memmon_hooks_lock
+ * held (process context, may sleep), except @forget_session (the
+ * session's lock; the group's own locking) and @exit (module exit).
  */
-const char *memmon_fault_hook(void);
-const char *memmon_sys_hook(void);
+struct memmon_hook_group {
+	const char *name;
+	int (*attach)(void);
+	void (*detach)(void);
+	void (*forget_session)(unsigned int id);
+	void (*show)(struct seq_file *m);
+	void (*exit)(void);
+};
 
-/* hook_syscalls.c: a session id is being reused, forget its PATH records. */
-void memmon_paths_forget_session(unsigned int id);
+extern const struct memmon_hook_group memmon_hooks_lifecycle;
+extern const struct memmon_hook_group memmon_hooks_syscalls;
+extern const struct memmon_hook_group memmon_hooks_faults;
+extern const struct memmon_hook_group memmon_hooks_rss;
 
-/* Module init/exit of the instrumentation side (procfs.c; hooks.c). */
-int memmon_hooks_init(void);
-void memmon_hooks_exit(void);
-int memmon_procfs_init(void);
-void memmon_procfs_exit(void);
-
-#endif /* MEMMON_DRIVER_HOOKS_H */
+#endif /* MEMMON_DRIVER_INSTR_HOOKS_H */

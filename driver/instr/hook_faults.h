@@ -16,8 +16,8 @@
  *              behind a kprobe gate): its entry and return handlers call
  *              the same two halves, the call in the instance's data.
  */
-#ifndef MEMMON_DRIVER_HOOK_FAULTS_H
-#define MEMMON_DRIVER_HOOK_FAULTS_H
+#ifndef MEMMON_DRIVER_INSTR_HOOK_FAULTS_H
+#define MEMMON_DRIVER_INSTR_HOOK_FAULTS_H
 
 #include <linux/mm_types.h>
 #include <linux/percpu.h>
@@ -67,4 +67,4 @@ int memmon_fault_tramp_on(void);
 void memmon_fault_tramp_off(void);
 void memmon_fault_tramp_exit(void);
 
-#endif /* MEMMON_DRIVER_HOOK_FAULTS_H */
+#endif /* MEMMON_DRIVER_INSTR_HOOK_FAULTS_H */

@@ -286,7 +286,7 @@ static void memmon_tp_rss(void *data, MEMMON_RSS_STAT_ARGS)
  * Context: process context, may sleep; serialised by memmon_hooks_attach().
  * Return: 0, or a negative errno with nothing attached.
  */
-int memmon_rss_attach(void)
+static int memmon_rss_attach(void)
 {
 	int cpu, err;
 
@@ -317,7 +317,7 @@ int memmon_rss_attach(void)
  *
  * Context: process context, may sleep; serialised by memmon_hooks_detach().
  */
-void memmon_rss_detach(void)
+static void memmon_rss_detach(void)
 {
 	struct memmon_rss_cpu *rc;
 	unsigned int i;
@@ -343,3 +343,9 @@ void memmon_rss_detach(void)
 	free_percpu(memmon_rss_pcpu);
 	memmon_rss_pcpu = NULL;
 }
+
+const struct memmon_hook_group memmon_hooks_rss = {
+	.name		= "rss",
+	.attach		= memmon_rss_attach,
+	.detach		= memmon_rss_detach,
+};

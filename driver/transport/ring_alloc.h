@@ -3,8 +3,8 @@
  * memmon: the memory behind a session's rings (ring_alloc.c) and its layout
  * as userspace maps it (uapi/linux/memmon.h, "The mapping").
  */
-#ifndef MEMMON_DRIVER_RING_ALLOC_H
-#define MEMMON_DRIVER_RING_ALLOC_H
+#ifndef MEMMON_DRIVER_TRANSPORT_RING_ALLOC_H
+#define MEMMON_DRIVER_TRANSPORT_RING_ALLOC_H
 
 #include <linux/irq_work.h>
 #include <linux/mm_types.h>
@@ -108,4 +108,4 @@ bool memmon_rings_readable(struct memmon_rings *rings, u64 watermark);
 bool memmon_rings_hold_records(struct memmon_rings *rings);
 u64 memmon_rings_produced(struct memmon_rings *rings);
 
-#endif /* MEMMON_DRIVER_RING_ALLOC_H */
+#endif /* MEMMON_DRIVER_TRANSPORT_RING_ALLOC_H */

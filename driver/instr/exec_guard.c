@@ -36,9 +36,7 @@
 #include "memmon.h"
 #include "clock.h"
 #include "emit.h"
-#include "exec_guard.h"
-#include "session.h"
-#include "watch.h"
+#include "instr.h"
 
 #include <linux/binfmts.h>
 #include <linux/kprobes.h>

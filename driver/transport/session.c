@@ -30,12 +30,12 @@
  */
 #include "memmon.h"
 #include "emit.h"
+#include "instr.h"
+#include "task_auxv.h"
 #include "session.h"
 #include "emit_inline.h"
-#include "exec_guard.h"
 #include "full_wait.h"
 #include "user_limits.h"
-#include "ustack.h"
 #include "watch.h"
 
 #include <linux/bitops.h>
@@ -675,7 +675,7 @@ static void memmon_session_release(struct kref *ref)
 	 */
 	del_timer_sync(&s->flush_timer);
 	/* What the instrumentation remembers per session id goes with it. */
-	memmon_paths_forget_session(s->id);
+	memmon_hooks_forget_session(s->id);
 	mutex_lock(&memmon_sessions_lock);
 	memmon_session_ids &= ~BIT_ULL(s->id);
 	mutex_unlock(&memmon_sessions_lock);
@@ -1422,6 +1422,106 @@ ssize_t memmon_session_read(struct memmon_session *s, char __user *buf,
 	}
 	mutex_unlock(&s->read_lock);
 	return ret;
+}
+
+/*
+ * One pass over every ring for memmon_session_visit(): each CPU's records in
+ * order, until @fn refuses one. read_lock held. Returns the records taken.
+ */
+static ssize_t memmon_visit_rings(struct memmon_rings *rings,
+				  memmon_visit_t fn, void *ctx)
+{
+	const struct memmon_rec_header *rec;
+	struct memmon_ring_cursor c;
+	unsigned int cpu;
+	ssize_t n = 0;
+	u32 size;
+
+	for_each_possible_cpu(cpu) {
+		memmon_ring_cursor_begin(&c, &per_cpu_ptr(rings->cpu, cpu)->ring);
+		while (memmon_ring_cursor_next(&c, &rec, &size)) {
+			if (!fn(ctx, rec, size))
+				break;
+			n++;
+			memmon_ring_cursor_advance(&c, size);
+		}
+		memmon_ring_cursor_end(&c);
+		if (c.st == MEMMON_PEEK_RECORD)
+			break;	/* @fn took no more */
+	}
+	return n;
+}
+
+/**
+ * memmon_session_visit() - consume records through a function, in the kernel
+ * @s: the session
+ * @fn: takes one record (@rec, @size bytes, validated) and returns true,
+ *	or returns false to leave it, and every later one, in the rings
+ * @ctx: for @fn
+ * @nonblock: do not wait for a record
+ * @cancel: a wait ends when *@cancel becomes true (after a wake_up_all()
+ *	of the session's readers, memmon_session_wake_readers())
+ *
+ * What read() is to a process, for an in-kernel reader (/proc/memmon): the
+ * rings are visited in CPU order, each as far as @fn takes records. Waits,
+ * interruptibly, while no ring holds a record. @fn runs under the session's
+ * read_lock and must not sleep on it or on the rings.
+ *
+ * Context: process context, may sleep.
+ * Return: records taken (> 0); 0 if cancelled, or if @fn took none of the
+ * records there; -EAGAIN if empty and @nonblock; -ERESTARTSYS on a signal;
+ * or a ring allocation error.
+ */
+ssize_t memmon_session_visit(struct memmon_session *s, memmon_visit_t fn,
+			     void *ctx, bool nonblock, const bool *cancel)
+{
+	struct memmon_rings *rings;
+	ssize_t ret;
+
+	rings = memmon_session_rings(s);
+	if (IS_ERR(rings))
+		return PTR_ERR(rings);
+	if (s->overwrite)
+		return -EOPNOTSUPP;
+	if (mutex_lock_interruptible(&s->read_lock))
+		return -ERESTARTSYS;
+	for (;;) {
+		ret = memmon_visit_rings(rings, fn, ctx);
+		memmon_session_room_made(s);
+		if (ret || memmon_rings_readable(rings, 1))
+			break;
+		if (nonblock) {
+			ret = -EAGAIN;
+			break;
+		}
+		/*
+		 * [E]: wait_event registers before it tests the rings; the
+		 * tick of prompt delivery is armed once we are on the queue.
+		 */
+		if (wait_event_interruptible(s->wq,
+					     (memmon_session_wait_prepare(s),
+					      memmon_rings_readable(rings, 1)) ||
+					     READ_ONCE(*cancel))) {
+			ret = -ERESTARTSYS;
+			break;
+		}
+		if (READ_ONCE(*cancel))
+			break;	/* 0 */
+	}
+	mutex_unlock(&s->read_lock);
+	return ret;
+}
+
+/**
+ * memmon_session_wake_readers() - wake every reader waiting on a session
+ * @s: the session
+ *
+ * For an in-kernel reader's @cancel (memmon_session_visit()): set it, then
+ * call this. Context: any.
+ */
+void memmon_session_wake_readers(struct memmon_session *s)
+{
+	wake_up_all(&s->wq);
 }
 
 /* ---------------------------------------------------------------------

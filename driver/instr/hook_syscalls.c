@@ -277,7 +277,7 @@ static void memmon_paths_clear(void)
  *
  * Context: process context; any time (the set may be empty).
  */
-void memmon_paths_forget_session(unsigned int id)
+static void memmon_paths_forget_session(unsigned int id)
 {
 	struct memmon_path_seen *e;
 	int bkt;
@@ -505,7 +505,7 @@ static int memmon_sys_return(struct kretprobe_instance *ri, struct pt_regs *regs
  * counters are read racily (statistics only).
  * Return: the count since the module was loaded.
  */
-unsigned long memmon_sys_missed(void)
+static unsigned long memmon_sys_missed(void)
 {
 	struct memmon_sys_probe *p = memmon_sys_probes;
 	unsigned long n = memmon_sys_missed_total;
@@ -541,7 +541,7 @@ static void memmon_sys_unregister(struct memmon_sys_probe *p, unsigned int n)
  * Return: memmon_gate_mode() of their gates (all alike), "none" while
  * detached.
  */
-const char *memmon_sys_hook(void)
+static const char *memmon_sys_hook(void)
 {
 	return memmon_sys_probes ? memmon_gate_mode(&memmon_sys_probes[0].gate) :
 				   "none";
@@ -550,10 +550,10 @@ const char *memmon_sys_hook(void)
 /**
  * memmon_sys_attach() - hook every syscall of memmon_sys_hooks[].
  *
- * Context: process context, may sleep; serialised by memmon_hooks_attach().
+ * Context: process context, may sleep; memmon_hooks_lock held (hooks.c).
  * Return: 0, or a negative errno with nothing attached.
  */
-int memmon_sys_attach(void)
+static int memmon_sys_attach(void)
 {
 	struct memmon_gate *gates[MEMMON_NR_SYS_HOOKS];
 	struct memmon_sys_probe *p;
@@ -609,9 +609,9 @@ err_unregister:
  * Tasks still inside a hooked syscall return through the kernel's
  * trampoline without calling us (see the top of this file).
  *
- * Context: process context, may sleep; serialised by memmon_hooks_detach().
+ * Context: process context, may sleep; memmon_hooks_lock held (hooks.c).
  */
-void memmon_sys_detach(void)
+static void memmon_sys_detach(void)
 {
 	struct memmon_sys_probe *p = memmon_sys_probes;
 
@@ -624,3 +624,18 @@ void memmon_sys_detach(void)
 	memmon_paths_clear();
 	memmon_reserve_destroy(&memmon_paths_reserve);
 }
+
+/* Context: process context, memmon_hooks_lock held (hooks.c). */
+static void memmon_sys_show(struct seq_file *m)
+{
+	seq_printf(m, "syscall_hook %s\n", memmon_sys_hook());
+	seq_printf(m, "syscalls_missed %lu\n", memmon_sys_missed());
+}
+
+const struct memmon_hook_group memmon_hooks_syscalls = {
+	.name		= "syscalls",
+	.attach		= memmon_sys_attach,
+	.detach		= memmon_sys_detach,
+	.forget_session	= memmon_paths_forget_session,
+	.show		= memmon_sys_show,
+};

@@ -39,7 +39,7 @@
 #include "memmon.h"
 #include "hooks.h"
 #include "reserve.h"
-#include "ustack.h"
+#include "task_auxv.h"
 
 #include <linux/binfmts.h>
 #include <linux/err.h>
@@ -335,7 +335,7 @@ static void memmon_life_unregister_tps(unsigned int n)
  * Context: process context, may sleep; serialised by memmon_hooks_attach().
  * Return: 0, or a negative errno with nothing attached.
  */
-int memmon_life_attach(void)
+static int memmon_life_attach(void)
 {
 	unsigned int i;
 	int err;
@@ -389,7 +389,7 @@ err_unregister:
  *
  * Context: process context, may sleep; serialised by memmon_hooks_detach().
  */
-void memmon_life_detach(void)
+static void memmon_life_detach(void)
 {
 	memmon_life_unregister_tps(ARRAY_SIZE(memmon_life_tps));
 	tracepoint_synchronize_unregister();
@@ -397,3 +397,9 @@ void memmon_life_detach(void)
 	memmon_exit_notes_clear();
 	memmon_reserve_destroy(&memmon_exit_reserve);
 }
+
+const struct memmon_hook_group memmon_hooks_lifecycle = {
+	.name		= "lifecycle",
+	.attach		= memmon_life_attach,
+	.detach		= memmon_life_detach,
+};

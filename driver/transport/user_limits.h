@@ -2,8 +2,8 @@
 /*
  * memmon: what one user may hold (user_limits.c).
  */
-#ifndef MEMMON_DRIVER_USER_LIMITS_H
-#define MEMMON_DRIVER_USER_LIMITS_H
+#ifndef MEMMON_DRIVER_TRANSPORT_USER_LIMITS_H
+#define MEMMON_DRIVER_TRANSPORT_USER_LIMITS_H
 
 #include <linux/types.h>
 
@@ -19,4 +19,4 @@ int memmon_limits_charge_rings(struct memmon_session *s, u64 bytes);
 void memmon_limits_uncharge_rings(struct memmon_session *s);
 void memmon_limits_info(struct memmon_session *s, struct memmon_info *info);
 
-#endif /* MEMMON_DRIVER_USER_LIMITS_H */
+#endif /* MEMMON_DRIVER_TRANSPORT_USER_LIMITS_H */

@@ -7,8 +7,8 @@
  * brought that ring down to a quarter. Producers only queue the wait: they
  * never sleep, whatever their context or locks.
  */
-#ifndef MEMMON_DRIVER_FULL_WAIT_H
-#define MEMMON_DRIVER_FULL_WAIT_H
+#ifndef MEMMON_DRIVER_TRANSPORT_FULL_WAIT_H
+#define MEMMON_DRIVER_TRANSPORT_FULL_WAIT_H
 
 #include <linux/jump_label.h>
 
@@ -22,4 +22,4 @@ void memmon_full_wait_check(struct memmon_session *s,
 			    struct memmon_cpu_ring *cr, unsigned int cpu);
 void memmon_full_wait_cleanup(void);
 
-#endif /* MEMMON_DRIVER_FULL_WAIT_H */
+#endif /* MEMMON_DRIVER_TRANSPORT_FULL_WAIT_H */

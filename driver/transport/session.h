@@ -2,8 +2,8 @@
 /*
  * memmon: sessions, the state behind each open file of /dev/memmon.
  */
-#ifndef MEMMON_DRIVER_SESSION_H
-#define MEMMON_DRIVER_SESSION_H
+#ifndef MEMMON_DRIVER_TRANSPORT_SESSION_H
+#define MEMMON_DRIVER_TRANSPORT_SESSION_H
 
 #include <linux/kref.h>
 #include <linux/mutex.h>
@@ -138,7 +138,6 @@ void memmon_session_cleanup(void);
 struct memmon_session *memmon_session_create(void);
 void memmon_session_get(struct memmon_session *s);
 void memmon_session_put(struct memmon_session *s);
-u64 memmon_sessions_ptrace(void);
 
 struct memmon_rings *memmon_session_rings(struct memmon_session *s);
 void memmon_session_close(struct memmon_session *s);
@@ -182,4 +181,11 @@ void memmon_session_stats(struct memmon_session *s, u32 cpu,
 struct seq_file;
 void memmon_sessions_show(struct seq_file *m);
 
-#endif /* MEMMON_DRIVER_SESSION_H */
+/* An in-kernel reader's function (memmon_session_visit()). */
+typedef bool (*memmon_visit_t)(void *ctx, const struct memmon_rec_header *rec,
+			       u32 size);
+ssize_t memmon_session_visit(struct memmon_session *s, memmon_visit_t fn,
+			     void *ctx, bool nonblock, const bool *cancel);
+void memmon_session_wake_readers(struct memmon_session *s);
+
+#endif /* MEMMON_DRIVER_TRANSPORT_SESSION_H */

@@ -633,7 +633,7 @@ static const char *const memmon_badarea_symbols[] = {
  * Context: process context, memmon_hooks_lock held (hooks.c).
  * Return: the count since the module was loaded.
  */
-unsigned long memmon_fault_missed(void)
+static unsigned long memmon_fault_missed(void)
 {
 	unsigned long n = memmon_fault_missed_total;
 
@@ -650,7 +650,7 @@ unsigned long memmon_fault_missed(void)
  * Return: "direct" (fault_tramp.c's trampoline), memmon_gate_mode() of the
  * kretprobe's gate, or "none" while detached.
  */
-const char *memmon_fault_hook(void)
+static const char *memmon_fault_hook(void)
 {
 	if (memmon_fault_direct)
 		return "direct";
@@ -716,10 +716,10 @@ static void memmon_fault_krp_detach(void)
  * kernel has no direct calls or someone else's direct call or IPMODIFY ops
  * holds the site - else through the kretprobe.
  *
- * Context: process context, may sleep; serialised by memmon_hooks_attach().
+ * Context: process context, may sleep; memmon_hooks_lock held (hooks.c).
  * Return: 0, or a negative errno with nothing attached.
  */
-int memmon_fault_attach(void)
+static int memmon_fault_attach(void)
 {
 	struct kprobe *kps[ARRAY_SIZE(memmon_badarea_symbols)];
 	struct kprobe *kp;
@@ -775,9 +775,9 @@ err_free:
 /**
  * memmon_fault_detach() - unhook the faults.
  *
- * Context: process context, may sleep; serialised by memmon_hooks_detach().
+ * Context: process context, may sleep; memmon_hooks_lock held (hooks.c).
  */
-void memmon_fault_detach(void)
+static void memmon_fault_detach(void)
 {
 	struct kprobe *kps[ARRAY_SIZE(memmon_badarea_symbols)];
 	unsigned int i;
@@ -799,3 +799,19 @@ void memmon_fault_detach(void)
 	for_each_possible_cpu(cpu)
 		per_cpu(memmon_segv_note, cpu).task = NULL;
 }
+
+/* Context: process context, memmon_hooks_lock held (hooks.c). */
+static void memmon_fault_show(struct seq_file *m)
+{
+	seq_printf(m, "fault_hook %s\n", memmon_fault_hook());
+	seq_printf(m, "fault_walk %s\n", memmon_walk_name());
+	seq_printf(m, "faults_missed %lu\n", memmon_fault_missed());
+}
+
+const struct memmon_hook_group memmon_hooks_faults = {
+	.name		= "faults",
+	.attach		= memmon_fault_attach,
+	.detach		= memmon_fault_detach,
+	.show		= memmon_fault_show,
+	.exit		= memmon_fault_tramp_exit,
+};

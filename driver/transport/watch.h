@@ -3,8 +3,8 @@
  * memmon: the watched-process table, session side. (The hook side,
  * memmon_sessions_watching() and the fork/exit callbacks, is declared in emit.h.)
  */
-#ifndef MEMMON_DRIVER_WATCH_H
-#define MEMMON_DRIVER_WATCH_H
+#ifndef MEMMON_DRIVER_TRANSPORT_WATCH_H
+#define MEMMON_DRIVER_TRANSPORT_WATCH_H
 
 #include <linux/pid.h>
 #include <linux/pid_namespace.h>
@@ -23,6 +23,5 @@ void memmon_watch_remove_session(unsigned int id);
 void memmon_watch_each(unsigned int id,
 		       void (*fn)(struct task_struct *task, void *arg),
 		       void *arg);
-u64 memmon_watch_revoke(struct task_struct *task, u64 keep);
 
-#endif /* MEMMON_DRIVER_WATCH_H */
+#endif /* MEMMON_DRIVER_TRANSPORT_WATCH_H */

@@ -3,8 +3,8 @@
  * memmon: a lockless read of what a user address's page tables map, for
  * the fault hooks (hook_faults.c): fault_walk.c has the rules.
  */
-#ifndef MEMMON_DRIVER_FAULT_WALK_H
-#define MEMMON_DRIVER_FAULT_WALK_H
+#ifndef MEMMON_DRIVER_INSTR_FAULT_WALK_H
+#define MEMMON_DRIVER_INSTR_FAULT_WALK_H
 
 #include <linux/jump_label.h>
 #include <linux/mm.h>
@@ -107,4 +107,4 @@ struct memmon_pte_look memmon_pte_look(struct mm_struct *mm,
 void memmon_walk_setup(void);
 const char *memmon_walk_name(void);
 
-#endif /* MEMMON_DRIVER_FAULT_WALK_H */
+#endif /* MEMMON_DRIVER_INSTR_FAULT_WALK_H */

@@ -3,8 +3,8 @@
  * memmon: the clocks of the records: hdr.time_ns (CLOCK_MONOTONIC) and the
  * durations of syscalls and faults (clock.c has the rules).
  */
-#ifndef MEMMON_DRIVER_CLOCK_H
-#define MEMMON_DRIVER_CLOCK_H
+#ifndef MEMMON_DRIVER_INSTR_CLOCK_H
+#define MEMMON_DRIVER_INSTR_CLOCK_H
 
 #include <linux/jump_label.h>
 #include <linux/math64.h>
@@ -65,4 +65,4 @@ static __always_inline u64 memmon_span_ns(u64 start, bool tsc, u64 now_ns)
 void memmon_clock_setup(void);
 const char *memmon_clock_span_name(void);
 
-#endif /* MEMMON_DRIVER_CLOCK_H */
+#endif /* MEMMON_DRIVER_INSTR_CLOCK_H */

@@ -4,7 +4,7 @@
  * helpers the hook groups share (tracepoint lookup, path buffers).
  *
  * The hooks exist only while a session is enabled, and for hooks_linger_ms
- * after the last one is disabled: session.c calls memmon_hooks_attach()
+ * after the last one is disabled: the transport calls memmon_hooks_attach()
  * when the first session is enabled and memmon_hooks_detach() after the
  * last one is disabled (with the memmon_active key already off, so the
  * handlers do nothing meanwhile); the probes themselves go a little later,
@@ -22,9 +22,9 @@
  * - about once in 8000 arm/disarm operations.
  */
 #include "memmon.h"
-#include "hooks.h"
-#include "hook_faults.h"
 #include "compat.h"
+#include "instr.h"
+#include "hooks.h"
 
 #include <linux/ftrace.h>
 #include <linux/hash.h>
@@ -552,21 +552,15 @@ void memmon_pathbuf_put(void)
  * Attach / detach.
  */
 
-struct memmon_hook_group {
-	const char *name;
-	int (*attach)(void);
-	void (*detach)(void);
-};
-
 /*
  * Attach order. Lifecycle goes before syscalls and faults so that fork is
  * followed as soon as anything is recorded; rss last (it only reads).
  */
-static const struct memmon_hook_group memmon_hook_groups[] = {
-	{ "lifecycle",	memmon_life_attach,	memmon_life_detach },
-	{ "syscalls",	memmon_sys_attach,	memmon_sys_detach },
-	{ "faults",	memmon_fault_attach,	memmon_fault_detach },
-	{ "rss",	memmon_rss_attach,	memmon_rss_detach },
+static const struct memmon_hook_group *const memmon_hook_groups[] = {
+	&memmon_hooks_lifecycle,
+	&memmon_hooks_syscalls,
+	&memmon_hooks_faults,
+	&memmon_hooks_rss,
 };
 
 /* Detach every group. memmon_hooks_lock held. */
@@ -578,7 +572,7 @@ static void __memmon_hooks_detach(void)
 	if (!memmon_hooks_attached)
 		return;
 	while (i--)
-		memmon_hook_groups[i].detach();
+		memmon_hook_groups[i]->detach();
 	memmon_pathbuf_free();
 	memmon_hooks_attached = false;
 }
@@ -613,10 +607,10 @@ int memmon_hooks_attach(void)
 		goto out_unlock;
 	memmon_clock_setup();	/* before a hook can start a duration */
 	for (i = 0; i < ARRAY_SIZE(memmon_hook_groups); i++) {
-		err = memmon_hook_groups[i].attach();
+		err = memmon_hook_groups[i]->attach();
 		if (err) {
 			pr_err("attaching the %s hooks failed: %d\n",
-			       memmon_hook_groups[i].name, err);
+			       memmon_hook_groups[i]->name, err);
 			goto err_detach;
 		}
 	}
@@ -629,7 +623,7 @@ out_unlock:
 
 err_detach:
 	while (i--)
-		memmon_hook_groups[i].detach();
+		memmon_hook_groups[i]->detach();
 	memmon_pathbuf_free();
 	mutex_unlock(&memmon_hooks_lock);
 	return err;
@@ -669,64 +663,63 @@ void memmon_hooks_detach(void)
 }
 
 /**
- * memmon_hooks_stats() - counters for /proc/memmon/stats.
- * @attached:     out: whether the hooks are attached now (lingering too).
- * @sys_missed:   out: syscalls lost for want of a kretprobe instance.
- * @fault_missed: out: faults lost the same way.
- * @gates:        out: gates armed now (see memmon_gate_pre()).
- * @gate_skipped: out: calls of unwatched tasks they kept out, ever.
- * @fault_hook:   out: how handle_mm_fault() is hooked (memmon_gate_mode()).
- * @sys_hook:     out: how the syscalls are hooked (the same).
+ * memmon_hooks_forget_session() - a session id is about to be reused
+ * @id: the session id
+ *
+ * Context: process context (transport/session.c, as the id is released).
+ */
+void memmon_hooks_forget_session(unsigned int id)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(memmon_hook_groups); i++)
+		if (memmon_hook_groups[i]->forget_session)
+			memmon_hook_groups[i]->forget_session(id);
+}
+
+/**
+ * memmon_hooks_show() - the hooks' state, for /proc/memmon/stats.
+ * @m: one "key value" line per counter or mode
  *
  * Context: process context, may sleep.
  */
-void memmon_hooks_stats(bool *attached, unsigned long *sys_missed,
-			unsigned long *fault_missed, unsigned int *gates,
-			unsigned long *gate_skipped, const char **fault_hook,
-			const char **sys_hook)
+void memmon_hooks_show(struct seq_file *m)
 {
 	unsigned long skipped = 0;
+	unsigned int i;
 	int cpu;
 
 	mutex_lock(&memmon_hooks_lock);
-	*attached = memmon_hooks_attached;
-	*sys_missed = memmon_sys_missed();
-	*fault_missed = memmon_fault_missed();
-	*gates = memmon_gates_armed;
-	*fault_hook = memmon_fault_hook();
-	*sys_hook = memmon_sys_hook();
+	seq_printf(m, "hooks_attached %d\n", memmon_hooks_attached);
+	seq_printf(m, "duration_clock %s\n", memmon_clock_span_name());
+	seq_printf(m, "gates_armed %u\n", memmon_gates_armed);
+	for (i = 0; i < ARRAY_SIZE(memmon_hook_groups); i++)
+		if (memmon_hook_groups[i]->show)
+			memmon_hook_groups[i]->show(m);
 	mutex_unlock(&memmon_hooks_lock);
 	for_each_possible_cpu(cpu)
 		skipped += per_cpu(memmon_gate_skipped, cpu);
-	*gate_skipped = skipped;
+	seq_printf(m, "gate_skipped %lu\n", skipped);
 }
 
 /**
- * memmon_hooks_init() - module init of the instrumentation side.
+ * memmon_hooks_exit() - module exit of the instrumentation.
  *
- * Context: module init.
- * Return: 0 or a negative errno.
- */
-int memmon_hooks_init(void)
-{
-	return memmon_procfs_init();
-}
-
-/**
- * memmon_hooks_exit() - module exit of the instrumentation side.
- *
- * Every session is gone by now (procfs.c's last), so only a lingering
- * detach can be left: it is done here, synchronously.
+ * Every session is gone by now, so only a lingering detach can be left:
+ * it is done here, synchronously; then each group's own exit.
  *
  * Context: module exit.
  */
 void memmon_hooks_exit(void)
 {
-	memmon_procfs_exit();
+	unsigned int i;
+
 	cancel_delayed_work_sync(&memmon_hooks_linger);
 	mutex_lock(&memmon_hooks_lock);
 	WARN_ON_ONCE(memmon_hooks_wanted);
 	__memmon_hooks_detach();
 	mutex_unlock(&memmon_hooks_lock);
-	memmon_fault_tramp_exit();
+	for (i = 0; i < ARRAY_SIZE(memmon_hook_groups); i++)
+		if (memmon_hook_groups[i]->exit)
+			memmon_hook_groups[i]->exit();
 }
