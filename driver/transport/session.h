@@ -188,4 +188,13 @@ ssize_t memmon_session_visit(struct memmon_session *s, memmon_visit_t fn,
 			     void *ctx, bool nonblock, const bool *cancel);
 void memmon_session_wake_readers(struct memmon_session *s);
 
+/*
+ * Shared by session*.c only: the rings, created if need be (s->rings_lock
+ * held); the tick of prompt delivery (session_read.c); the names a session
+ * did not record while disabled (session_watch.c).
+ */
+struct memmon_rings *__memmon_session_rings(struct memmon_session *s);
+void memmon_session_flush_tick(struct timer_list *t);
+void memmon_session_comms_pending(struct memmon_session *s);
+
 #endif /* MEMMON_DRIVER_TRANSPORT_SESSION_H */

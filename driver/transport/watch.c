@@ -49,7 +49,7 @@
 static unsigned int max_watch = 4096;
 module_param(max_watch, uint, 0444);
 MODULE_PARM_DESC(max_watch,
-		 "Processes one session may watch, children followed included (default 4096, 1..1048576): bounds the memory a session pins with FOLLOW_CHILDREN on a fork-heavy workload");
+		 "Processes one session may watch, followed children included (default 4096, 1..1048576)");
 
 /**
  * struct memmon_watched - one watched process
