@@ -10,7 +10,7 @@
  *   1. static_branch_unlikely(&memmon_active)      - any session enabled?
  *   2. memmon_sessions_watching(task)              - which sessions watch it?
  *   3. memmon_sessions_wanting(sessions, ev, sys)  - which of them want this?
- *   4. build the record body on the stack, memmon_emit(...)
+ *   4. build the record on the stack, memmon_emit(...)
  * (memmon_sessions_for() in hooks.h does 1-3; memmon_sessions_for_current()
  * and memmon_sessions_from_gate() take this CPU's cached answer.)
  * so an unwatched task costs a static branch and one RCU hash lookup, and
@@ -243,11 +243,22 @@ static __always_inline void memmon_ustack_put(void *to,
 	memcpy(u->ip, st->ip, nr * sizeof(u64));
 }
 
+/*
+ * The emit calls (session_emit.c has their contracts). A hook builds its
+ * record as the uapi struct, on its stack, and hands over the whole: the
+ * transport fills the header for each session.
+ *   memmon_emit()          a record, and a tail of bytes (path, payload)
+ *   memmon_emit_stacked()  a record followed by a user stack, each session's
+ *                          copy cut to the depth it asked for
+ *   memmon_emit_syscall()  memmon_emit_stacked() of a syscall record
+ *   memmon_emit_fork()     a FORK record: the child's ids differ by session
+ * emit_inline.h has the loop behind them, for the fault hook.
+ */
 void memmon_emit(u64 sessions, struct task_struct *task, u16 type,
-		 const void *body, u32 body_len,
+		 const void *rec, u32 size,
 		 const void *tail, u32 tail_len, u64 time_ns);
 void memmon_emit_stacked(u64 sessions, struct task_struct *task, u16 type,
-			 const void *body, u32 body_len, u32 flags_off, u32 flag,
+			 const void *rec, u32 size, u32 flags_off, u32 flag,
 			 const struct memmon_ustack *st, u64 time_ns);
 void memmon_emit_syscall(u64 sessions, const struct memmon_rec_syscall *rec,
 			 const struct memmon_ustack *st, u64 time_ns);

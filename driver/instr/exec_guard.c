@@ -67,9 +67,8 @@ static void memmon_guard_revoke(void)
 		return;
 	memset(&rec, 0, sizeof(rec));
 	rec.flags = MEMMON_EXITF_GROUP | MEMMON_EXITF_REVOKED;
-	memmon_emit(drop, current, MEMMON_REC_EXIT,
-		    (const u8 *)&rec + sizeof(rec.hdr),
-		    sizeof(rec) - sizeof(rec.hdr), NULL, 0, memmon_now());
+	memmon_emit(drop, current, MEMMON_REC_EXIT, &rec, sizeof(rec), NULL, 0,
+		    memmon_now());
 }
 
 /* setup_new_exec(bprm): compat/signatures.c checks the prototype. */

@@ -558,14 +558,12 @@ static noinline void memmon_badarea_emit_stacked(u64 stacked,
 
 	memmon_ustack_walk(&st, READ_ONCE(memmon_masks.stack_depth));
 	if (!st.nr) {
-		memmon_emit_rec(stacked, current, MEMMON_REC_FAULT, rec,
-				sizeof(*rec), NULL, 0, now);
+		memmon_emit(stacked, current, MEMMON_REC_FAULT, rec,
+			    sizeof(*rec), NULL, 0, now);
 		return;
 	}
-	memmon_emit_stacked(stacked, current, MEMMON_REC_FAULT,
-			    (const u8 *)rec + sizeof(rec->hdr),
-			    sizeof(*rec) - sizeof(rec->hdr),
-			    offsetof(struct memmon_rec_fault, flags) - sizeof(rec->hdr),
+	memmon_emit_stacked(stacked, current, MEMMON_REC_FAULT, rec, sizeof(*rec),
+			    offsetof(struct memmon_rec_fault, flags),
 			    MEMMON_FAULTF_USTACK, &st, now);
 }
 
@@ -617,8 +615,8 @@ static int memmon_badarea_pre(struct kprobe *kp, struct pt_regs *regs)
 		memmon_badarea_emit_stacked(stacked, &rec, now);
 		sessions &= ~stacked;
 	}
-	memmon_emit_rec(sessions, current, MEMMON_REC_FAULT, &rec, sizeof(rec),
-			NULL, 0, now);
+	memmon_emit(sessions, current, MEMMON_REC_FAULT, &rec, sizeof(rec),
+		    NULL, 0, now);
 	return 0;
 }
 

@@ -198,8 +198,8 @@ static void memmon_emit_comm(u64 sessions, struct task_struct *task,
 	memset(&rec, 0, sizeof(rec));
 	rec.why = why;
 	strscpy_pad(rec.comm, comm, sizeof(rec.comm));
-	memmon_emit_rec(sessions, task, MEMMON_REC_COMM, &rec, sizeof(rec),
-			NULL, 0, memmon_now());
+	memmon_emit(sessions, task, MEMMON_REC_COMM, &rec, sizeof(rec),
+		    NULL, 0, memmon_now());
 }
 
 static void memmon_tp_exec(void *data, struct task_struct *p, pid_t old_pid,
@@ -222,8 +222,8 @@ static void memmon_tp_exec(void *data, struct task_struct *p, pid_t old_pid,
 
 	memset(&rec, 0, sizeof(rec));
 	rec.path_len = strlen(path);
-	memmon_emit_rec(sessions, p, MEMMON_REC_EXEC, &rec, sizeof(rec), path,
-			rec.path_len + 1, memmon_now());
+	memmon_emit(sessions, p, MEMMON_REC_EXEC, &rec, sizeof(rec), path,
+		    rec.path_len + 1, memmon_now());
 	if (buf)
 		memmon_pathbuf_put();
 	/*
@@ -237,8 +237,8 @@ static void memmon_tp_exec(void *data, struct task_struct *p, pid_t old_pid,
 		struct memmon_rec_auxv av;
 
 		memmon_auxv_fill(p->mm, &av);
-		memmon_emit_rec(sessions, p, MEMMON_REC_AUXV, &av, sizeof(av),
-				NULL, 0, memmon_now());
+		memmon_emit(sessions, p, MEMMON_REC_AUXV, &av, sizeof(av),
+			    NULL, 0, memmon_now());
 	}
 }
 
@@ -292,8 +292,8 @@ static void memmon_tp_exit(void *data, struct task_struct *p)
 			rec.peak_rss = peak_rss;
 			rec.peak_vm = peak_vm;
 		}
-		memmon_emit_rec(sessions, p, MEMMON_REC_EXIT, &rec,
-				sizeof(rec), NULL, 0, memmon_now());
+		memmon_emit(sessions, p, MEMMON_REC_EXIT, &rec,
+			    sizeof(rec), NULL, 0, memmon_now());
 	}
 	/* Every thread: the group-dead one need not be the last through. */
 	memmon_watch_exit(p);

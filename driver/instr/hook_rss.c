@@ -134,8 +134,8 @@ static void memmon_rss_timer(struct timer_list *t)
 			task = NULL;
 		sessions = task ? memmon_sessions_for(task, MEMMON_EV_RSS, 0) : 0;
 		if (sessions)
-			memmon_emit_rec(sessions, task, MEMMON_REC_RSS, &rec,
-					sizeof(rec), NULL, 0, now);
+			memmon_emit(sessions, task, MEMMON_REC_RSS, &rec,
+				    sizeof(rec), NULL, 0, now);
 		rcu_read_unlock();
 	}
 	local_irq_restore(flags);
@@ -274,8 +274,8 @@ static void memmon_tp_rss(void *data, MEMMON_RSS_STAT_ARGS)
 	local_irq_restore(flags);
 
 	if (emit)
-		memmon_emit_rec(sessions, task, MEMMON_REC_RSS, &rec,
-				sizeof(rec), NULL, 0, now);
+		memmon_emit(sessions, task, MEMMON_REC_RSS, &rec,
+			    sizeof(rec), NULL, 0, now);
 	if (drop_mm)
 		mmdrop_sched(drop_mm);
 }

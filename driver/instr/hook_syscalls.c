@@ -318,8 +318,8 @@ static void memmon_path_once(u64 sessions, struct file *file, u64 dev,
 			path = "";
 	}
 	rec.path_len = strlen(path);
-	memmon_emit_rec(need, current, MEMMON_REC_PATH, &rec, sizeof(rec),
-			path, rec.path_len + 1, memmon_now());
+	memmon_emit(need, current, MEMMON_REC_PATH, &rec, sizeof(rec),
+		    path, rec.path_len + 1, memmon_now());
 	if (buf)
 		memmon_pathbuf_put();
 	/* After the emit: see "PATH records" above. */

@@ -98,23 +98,6 @@ static __always_inline u64 memmon_sessions_for_current(enum memmon_event ev,
 	return memmon_sessions_wanting(sessions, ev, sys);
 }
 
-/*
- * memmon_emit_rec() - memmon_emit() a record built as its uapi struct
- * (@rec, @size bytes) on the stack: the transport fills the header, the
- * body is what follows it.
- */
-static __always_inline void memmon_emit_rec(u64 sessions,
-					    struct task_struct *task, u16 type,
-					    const void *rec, size_t size,
-					    const void *tail, u32 tail_len,
-					    u64 time_ns)
-{
-	memmon_emit(sessions, task, type,
-		    (const u8 *)rec + sizeof(struct memmon_rec_header),
-		    size - sizeof(struct memmon_rec_header),
-		    tail, tail_len, time_ns);
-}
-
 /* hooks.c: helpers shared by the groups. */
 struct tracepoint *memmon_find_tracepoint(const char *name);
 int memmon_pathbuf_alloc(void);

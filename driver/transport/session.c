@@ -716,8 +716,8 @@ int memmon_session_mark(struct memmon_session *s, u32 flags,
 		sessions = memmon_sessions_wanting(memmon_sessions_watching(current),
 						   MEMMON_EV_MARK, 0);
 		if (sessions)
-			memmon_emit(sessions, current, MEMMON_REC_MARK, &body,
-				    sizeof(body), data, len, ktime_get_ns());
+			__memmon_emit(sessions, current, MEMMON_REC_MARK, &body,
+				      sizeof(body), data, len, ktime_get_ns());
 		preempt_enable();
 		return 0;
 	}

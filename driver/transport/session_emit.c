@@ -20,15 +20,16 @@
  * @sessions: the sessions (memmon_sessions_wanting()'s answer)
  * @task: the task the record is about (header tgid/tid), or NULL
  * @type: enum memmon_rec_type
- * @body: the record after its struct memmon_rec_header
- * @body_len: bytes of @body
- * @tail: variable-length data after @body (path, payload), or NULL
+ * @rec: the record, built as its uapi struct: the header is the
+ *	transport's to fill, the body follows it
+ * @size: bytes of @rec, header included (at least the header)
+ * @tail: variable-length data after @rec (path, payload), or NULL
  * @tail_len: bytes of @tail
  * @time_ns: CLOCK_MONOTONIC time of the event
  *
  * For each session in @sessions that is still enabled: reserve on this CPU's
  * ring, fill the header (tgid/tid in the session opener's PID namespace),
- * copy @body and @tail, zero the padding to MEMMON_REC_ALIGN, commit, and
+ * copy @rec's body and @tail, zero the padding to MEMMON_REC_ALIGN, commit, and
  * queue the ring's irq_work if readers should wake. A full ring drops the
  * event and counts it (ring.h). Nothing sleeps, nothing takes a lock.
  *
@@ -41,11 +42,13 @@
  * Pairs with: [A]/[B] inside ring.h; [E] through the irq_work.
  */
 void memmon_emit(u64 sessions, struct task_struct *task, u16 type,
-		 const void *body, u32 body_len,
+		 const void *rec, u32 size,
 		 const void *tail, u32 tail_len, u64 time_ns)
 {
-	__memmon_emit(sessions, task, type, body, body_len, tail, tail_len,
-		      time_ns);
+	const u32 hdr = sizeof(struct memmon_rec_header);
+
+	__memmon_emit(sessions, task, type, (const u8 *)rec + hdr, size - hdr,
+		      tail, tail_len, time_ns);
 }
 
 /* A record's fixed body and the user stack that follows it. */
@@ -90,9 +93,9 @@ static __always_inline void memmon_stacked_fill(struct memmon_rec_header *hdr,
  * @sessions: the sessions to write to
  * @task: whose record it is
  * @type: its type
- * @body: the record after its header, @body_len bytes (a multiple of 8)
- * @body_len: its length
- * @flags_off: the offset in @body of its __u32 flags
+ * @rec: the record as its uapi struct (memmon_emit()'s @rec)
+ * @size: its bytes, header included (a multiple of 8)
+ * @flags_off: the offset in @rec of its __u32 flags
  * @flag: the flag that says a struct memmon_user_stack follows
  * @st: the stack (@st->nr > 0); each session gets it as deep as it asked
  * @time_ns: the record's time
@@ -100,12 +103,13 @@ static __always_inline void memmon_stacked_fill(struct memmon_rec_header *hdr,
  * Contexts as memmon_emit().
  */
 void memmon_emit_stacked(u64 sessions, struct task_struct *task, u16 type,
-			 const void *body, u32 body_len, u32 flags_off, u32 flag,
+			 const void *rec, u32 size, u32 flags_off, u32 flag,
 			 const struct memmon_ustack *st, u64 time_ns)
 {
+	const u32 hdr = sizeof(struct memmon_rec_header);
 	const struct memmon_stacked_fill f = {
-		.body = body, .body_len = body_len,
-		.flags_off = flags_off, .flag = flag, .st = st,
+		.body = (const u8 *)rec + hdr, .body_len = size - hdr,
+		.flags_off = flags_off - hdr, .flag = flag, .st = st,
 	};
 
 	__memmon_emit_fill_len(sessions, task, type, 0, memmon_stacked_len,
@@ -113,10 +117,9 @@ void memmon_emit_stacked(u64 sessions, struct task_struct *task, u16 type,
 }
 
 /*
- * memmon_emit() of a syscall record (every watched call writes one) for
- * current, from its uapi struct (whose header the transport fills), with
- * the user stack @st after it: the same, with the record's size known to
- * the compiler. (The fault hook compiles the loop into itself:
+ * memmon_emit_stacked() of a syscall record of current (every watched call
+ * writes one), with the record's size known to the compiler where the
+ * stack is empty. (The fault hook compiles the loop into itself:
  * hook_faults.c.) Contexts as memmon_emit().
  */
 void memmon_emit_syscall(u64 sessions, const struct memmon_rec_syscall *rec,
@@ -130,9 +133,8 @@ void memmon_emit_syscall(u64 sessions, const struct memmon_rec_syscall *rec,
 			      time_ns);
 		return;
 	}
-	memmon_emit_stacked(sessions, current, MEMMON_REC_SYSCALL,
-			    (const u8 *)rec + sizeof(rec->hdr), body,
-			    offsetof(struct memmon_rec_syscall, flags) - sizeof(rec->hdr),
+	memmon_emit_stacked(sessions, current, MEMMON_REC_SYSCALL, rec,
+			    sizeof(*rec), offsetof(struct memmon_rec_syscall, flags),
 			    MEMMON_SYSF_USTACK, st, time_ns);
 }
 
