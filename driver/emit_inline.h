@@ -28,20 +28,20 @@
 #include "transport/session.h"
 
 /* session.c: the sessions by id, RCU-published under its lock. */
-extern struct memmon_session __rcu *memmon_sessions[MEMMON_MAX_SESSIONS];
+extern struct memmon_ksession __rcu *memmon_sessions[MEMMON_MAX_SESSIONS];
 
 /*
  * The rings, if they exist yet: NULL, or rings whose initialisation is
  * visible (pairs with the store-release in __memmon_session_rings()).
  */
-static inline struct memmon_rings *memmon_session_rings_peek(struct memmon_session *s)
+static inline struct memmon_rings *memmon_session_rings_peek(struct memmon_ksession *s)
 {
 	/* Pairs with smp_store_release() in __memmon_session_rings(). */
 	return smp_load_acquire(&s->rings);
 }
 
 /* tgid and tid of @task as the session's opener sees them. */
-static inline void memmon_task_ids(const struct memmon_session *s,
+static inline void memmon_task_ids(const struct memmon_ksession *s,
 				   struct task_struct *task, u32 *tgid,
 				   u32 *tid)
 {
@@ -67,7 +67,7 @@ static inline void memmon_task_ids(const struct memmon_session *s,
  * Context: the emit's, inside a ring's reserve and commit; must not emit.
  */
 typedef void (*memmon_fill_t)(struct memmon_rec_header *hdr,
-			      const struct memmon_session *s, const void *ctx);
+			      const struct memmon_ksession *s, const void *ctx);
 
 /*
  * Write one record into @cpu's ring of @s. Preemption disabled, on @cpu;
@@ -77,7 +77,7 @@ typedef void (*memmon_fill_t)(struct memmon_rec_header *hdr,
  * consumer must never wait for itself. Inline: as a call, its arguments
  * cost a watched fault more than its body, and @fill could not compile in.
  */
-static __always_inline void __memmon_emit_one(struct memmon_session *s,
+static __always_inline void __memmon_emit_one(struct memmon_ksession *s,
 					      struct memmon_rings *rings,
 					      unsigned int cpu,
 					      struct task_struct *task, u16 type,
@@ -123,7 +123,7 @@ static __always_inline void __memmon_emit_one(struct memmon_session *s,
  * depends on the session (a user stack cut to its depth). Called once per
  * session and record; @fill then finds the same length in hdr->size.
  */
-typedef u64 (*memmon_len_t)(const struct memmon_session *s, const void *ctx);
+typedef u64 (*memmon_len_t)(const struct memmon_ksession *s, const void *ctx);
 
 /*
  * The loop over the sessions of memmon_emit(), for a record of @body_len
@@ -141,7 +141,7 @@ static __always_inline void __memmon_emit_fill_len(u64 sessions,
 						   memmon_fill_t fill,
 						   const void *ctx, u64 time_ns)
 {
-	struct memmon_session *s;
+	struct memmon_ksession *s;
 	struct memmon_rings *rings;
 	unsigned int cpu;
 
@@ -182,7 +182,7 @@ struct memmon_fill_bytes {
 };
 
 static __always_inline void memmon_fill_bytes(struct memmon_rec_header *hdr,
-					      const struct memmon_session *s,
+					      const struct memmon_ksession *s,
 					      const void *ctx)
 {
 	const struct memmon_fill_bytes *b = ctx;

@@ -64,14 +64,14 @@ MODULE_PARM_DESC(procfs,
  * before the readers are woken.
  */
 static DEFINE_MUTEX(memmon_proc_lock);
-static struct memmon_session *memmon_proc_sess;
+static struct memmon_ksession *memmon_proc_sess;
 static bool memmon_proc_dying;
 static struct proc_dir_entry *memmon_proc_dir;
 
 /* The session, created on first use. */
-static struct memmon_session *memmon_proc_session(void)
+static struct memmon_ksession *memmon_proc_session(void)
 {
-	struct memmon_session *s;
+	struct memmon_ksession *s;
 
 	mutex_lock(&memmon_proc_lock);
 	s = memmon_proc_sess;
@@ -87,7 +87,7 @@ static struct memmon_session *memmon_proc_session(void)
 }
 
 /* Enabled exactly while something is watched. memmon_proc_lock held. */
-static int __memmon_proc_update(struct memmon_session *s)
+static int __memmon_proc_update(struct memmon_ksession *s)
 {
 	u32 n = memmon_watch_list(s->id, s->pid_ns, NULL, 0);
 
@@ -103,7 +103,7 @@ static int __memmon_proc_update(struct memmon_session *s)
 
 static int memmon_pids_show(struct seq_file *m, void *v)
 {
-	struct memmon_session *s = m->private;
+	struct memmon_ksession *s = m->private;
 	struct memmon_watch_entry *e;
 	u32 cap = memmon_watch_max(), n, i;
 
@@ -119,7 +119,7 @@ static int memmon_pids_show(struct seq_file *m, void *v)
 
 static int memmon_pids_open(struct inode *inode, struct file *file)
 {
-	struct memmon_session *s = memmon_proc_session();
+	struct memmon_ksession *s = memmon_proc_session();
 
 	if (IS_ERR(s))
 		return PTR_ERR(s);
@@ -127,7 +127,7 @@ static int memmon_pids_open(struct inode *inode, struct file *file)
 }
 
 /* One token: "PID" or "-PID", decimal, > 0. */
-static int memmon_pids_one(struct memmon_session *s, char *tok)
+static int memmon_pids_one(struct memmon_ksession *s, char *tok)
 {
 	struct memmon_watch w = { .size = sizeof(w) };
 	bool add = *tok != '-';
@@ -148,7 +148,7 @@ static ssize_t memmon_pids_write(struct file *file, const char __user *ubuf,
 				 size_t count, loff_t *ppos)
 {
 	struct seq_file *m = file->private_data;
-	struct memmon_session *s = m->private;
+	struct memmon_ksession *s = m->private;
 	char *buf, *p, *tok;
 	int err = 0, uerr;
 
@@ -186,7 +186,7 @@ static const struct proc_ops memmon_pids_ops = {
  */
 
 struct memmon_proc_reader {
-	struct memmon_session *s;
+	struct memmon_ksession *s;
 	struct mutex lock;	/* serialises read()s of one open file */
 	size_t len;		/* text in buf */
 	size_t off;		/* of which this much was read */
@@ -392,7 +392,7 @@ static bool memmon_proc_take(void *ctx, const struct memmon_rec_header *h,
 static int memmon_events_open(struct inode *inode, struct file *file)
 {
 	struct memmon_proc_reader *rd;
-	struct memmon_session *s = memmon_proc_session();
+	struct memmon_ksession *s = memmon_proc_session();
 
 	if (IS_ERR(s))
 		return PTR_ERR(s);
@@ -463,7 +463,7 @@ static const struct proc_ops memmon_events_ops = {
 static int memmon_stats_show(struct seq_file *m, void *v)
 {
 	struct memmon_cpu_stats st;
-	struct memmon_session *s;
+	struct memmon_ksession *s;
 	unsigned int cpu;
 
 	memmon_hooks_show(m);

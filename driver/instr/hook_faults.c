@@ -221,7 +221,7 @@ static_assert(sizeof(struct memmon_rec_fault) ==
 
 /* The pfn only for a session whose opener had CAP_SYS_ADMIN (as pagemap). */
 static __always_inline void memmon_fault_fill(struct memmon_rec_header *hdr,
-					      const struct memmon_session *s,
+					      const struct memmon_ksession *s,
 					      const void *ctx)
 {
 	struct memmon_rec_fault *rec = container_of(hdr, struct memmon_rec_fault, hdr);
@@ -239,7 +239,7 @@ static __always_inline void memmon_fault_fill(struct memmon_rec_header *hdr,
 }
 
 /* A fault record and the stack, as deep as session @s asked. */
-static __always_inline u64 memmon_fault_stacked_len(const struct memmon_session *s,
+static __always_inline u64 memmon_fault_stacked_len(const struct memmon_ksession *s,
 						    const void *ctx)
 {
 	const struct memmon_fault_fill *f = ctx;
@@ -249,7 +249,7 @@ static __always_inline u64 memmon_fault_stacked_len(const struct memmon_session 
 }
 
 static __always_inline void memmon_fault_fill_stacked(struct memmon_rec_header *hdr,
-						      const struct memmon_session *s,
+						      const struct memmon_ksession *s,
 						      const void *ctx)
 {
 	struct memmon_rec_fault *rec = container_of(hdr, struct memmon_rec_fault, hdr);

@@ -59,7 +59,7 @@ static int memmon_copy_arg(void *dst, size_t ksize, u32 ver0,
 	return copy_struct_from_user(dst, ksize, uarg, usize);
 }
 
-static long memmon_ioctl_get_info(struct memmon_session *s,
+static long memmon_ioctl_get_info(struct memmon_ksession *s,
 				  struct memmon_info __user *uarg)
 {
 	struct memmon_info info = { 0 };
@@ -82,7 +82,7 @@ static long memmon_ioctl_get_info(struct memmon_session *s,
 	return 0;
 }
 
-static long memmon_ioctl_configure(struct memmon_session *s,
+static long memmon_ioctl_configure(struct memmon_ksession *s,
 				   const void __user *uarg)
 {
 	struct memmon_config cfg;
@@ -94,7 +94,7 @@ static long memmon_ioctl_configure(struct memmon_session *s,
 	return memmon_session_configure(s, &cfg);
 }
 
-static long memmon_ioctl_watch(struct memmon_session *s,
+static long memmon_ioctl_watch(struct memmon_ksession *s,
 			       const void __user *uarg, bool add)
 {
 	struct memmon_watch w;
@@ -109,7 +109,7 @@ static long memmon_ioctl_watch(struct memmon_session *s,
 	return memmon_session_watch(s, &w, add);
 }
 
-static long memmon_ioctl_watch_list(struct memmon_session *s,
+static long memmon_ioctl_watch_list(struct memmon_ksession *s,
 				    struct memmon_watch_list __user *uarg)
 {
 	struct memmon_watch_entry *entries = NULL;
@@ -139,7 +139,7 @@ static long memmon_ioctl_watch_list(struct memmon_session *s,
 	return err;
 }
 
-static long memmon_ioctl_set_events(struct memmon_session *s,
+static long memmon_ioctl_set_events(struct memmon_ksession *s,
 				    const void __user *uarg)
 {
 	struct memmon_events ev;
@@ -153,7 +153,7 @@ static long memmon_ioctl_set_events(struct memmon_session *s,
 	return memmon_session_set_events(s, &ev);
 }
 
-static long memmon_ioctl_get_stats(struct memmon_session *s,
+static long memmon_ioctl_get_stats(struct memmon_ksession *s,
 				   struct memmon_stats __user *uarg)
 {
 	struct memmon_cpu_stats cs;
@@ -188,7 +188,7 @@ static long memmon_ioctl_get_stats(struct memmon_session *s,
 	return 0;
 }
 
-static long memmon_ioctl_mark(struct memmon_session *s, const void __user *uarg)
+static long memmon_ioctl_mark(struct memmon_ksession *s, const void __user *uarg)
 {
 	u8 data[MEMMON_MARK_MAX];
 	struct memmon_mark m;
@@ -207,7 +207,7 @@ static long memmon_ioctl_mark(struct memmon_session *s, const void __user *uarg)
 
 static long memmon_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
-	struct memmon_session *s = file->private_data;
+	struct memmon_ksession *s = file->private_data;
 	void __user *uarg = (void __user *)arg;
 
 	if (_IOC_TYPE(cmd) != MEMMON_IOC_MAGIC)
@@ -275,7 +275,7 @@ static const struct vm_operations_struct memmon_vm_ops = {
 
 static int memmon_mmap(struct file *file, struct vm_area_struct *vma)
 {
-	struct memmon_session *s = file->private_data;
+	struct memmon_ksession *s = file->private_data;
 	int err;
 
 	err = memmon_session_mmap(s, vma);
@@ -289,7 +289,7 @@ static int memmon_mmap(struct file *file, struct vm_area_struct *vma)
 
 static __poll_t memmon_poll(struct file *file, poll_table *wait)
 {
-	struct memmon_session *s = file->private_data;
+	struct memmon_ksession *s = file->private_data;
 
 	/* [E]: on the wait queue (its lock) before the positions are read. */
 	poll_wait(file, &s->wq, wait);
@@ -306,7 +306,7 @@ static ssize_t memmon_read(struct file *file, char __user *buf, size_t count,
 
 static int memmon_open(struct inode *inode, struct file *file)
 {
-	struct memmon_session *s;
+	struct memmon_ksession *s;
 	int err;
 
 	if (require_cap && !perfmon_capable())

@@ -78,7 +78,7 @@ DEFINE_STATIC_KEY_FALSE(memmon_full_wait_active);
 struct memmon_wait_slot {
 	struct callback_head work;
 	struct task_struct *task;
-	struct memmon_session *s;
+	struct memmon_ksession *s;
 	unsigned int cpu;
 };
 
@@ -98,13 +98,13 @@ static u64 memmon_ring_used(const struct memmon_ring *r)
 	return min(used, r->size);
 }
 
-static bool memmon_wait_over(struct memmon_session *s, struct memmon_ring *r)
+static bool memmon_wait_over(struct memmon_ksession *s, struct memmon_ring *r)
 {
 	return memmon_ring_used(r) <= r->size / 4 || !READ_ONCE(s->enabled);
 }
 
 /* Wait, in @s's task at its return to user space, for room on @cpu's ring. */
-static void memmon_full_wait(struct memmon_session *s, unsigned int cpu)
+static void memmon_full_wait(struct memmon_ksession *s, unsigned int cpu)
 {
 	struct memmon_rings *rings = memmon_session_rings_peek(s);
 	unsigned long deadline;
@@ -130,7 +130,7 @@ static void memmon_full_wait(struct memmon_session *s, unsigned int cpu)
 static void memmon_full_wait_run(struct callback_head *work)
 {
 	struct memmon_wait_slot *w = container_of(work, struct memmon_wait_slot, work);
-	struct memmon_session *s = w->s;
+	struct memmon_ksession *s = w->s;
 	unsigned int cpu = w->cpu;
 
 	/*
@@ -158,7 +158,7 @@ static void memmon_full_wait_run(struct callback_head *work)
  *
  * Context: a producer's: preemption disabled, any locks held; never sleeps.
  */
-void memmon_full_wait_check(struct memmon_session *s,
+void memmon_full_wait_check(struct memmon_ksession *s,
 			    struct memmon_cpu_ring *cr, unsigned int cpu)
 {
 	struct memmon_ring *r = &cr->ring;

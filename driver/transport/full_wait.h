@@ -12,13 +12,13 @@
 
 #include <linux/jump_label.h>
 
-struct memmon_session;
+struct memmon_ksession;
 struct memmon_cpu_ring;
 
 /* On while a session with MEMMON_FULL_WAIT is enabled (session.c). */
 DECLARE_STATIC_KEY_FALSE(memmon_full_wait_active);
 
-void memmon_full_wait_check(struct memmon_session *s,
+void memmon_full_wait_check(struct memmon_ksession *s,
 			    struct memmon_cpu_ring *cr, unsigned int cpu);
 void memmon_full_wait_cleanup(void);
 

@@ -100,7 +100,7 @@ DEFINE_STATIC_KEY_FALSE(memmon_active);
  *   memmon_active        lock (static_branch_*)        hooks (static branch)
  */
 static DEFINE_MUTEX(memmon_sessions_lock);
-struct memmon_session __rcu *memmon_sessions[MEMMON_MAX_SESSIONS];
+struct memmon_ksession __rcu *memmon_sessions[MEMMON_MAX_SESSIONS];
 static u64 memmon_session_ids;
 static unsigned int memmon_nr_enabled;
 /*
@@ -127,7 +127,7 @@ static u64 memmon_ring_size_min(void)
 static void __memmon_publish_masks(void)
 {
 	u64 ev[MEMMON_EV__COUNT] = { 0 }, sys[MEMMON_SYS__COUNT] = { 0 };
-	struct memmon_session *s;
+	struct memmon_ksession *s;
 	unsigned int id, i;
 	u64 m, stack_faults = 0;
 	u32 depth = 0;
@@ -156,7 +156,7 @@ static void __memmon_publish_masks(void)
 }
 
 /* Create the rings with the current configuration if needed. rings_lock held. */
-struct memmon_rings *__memmon_session_rings(struct memmon_session *s)
+struct memmon_rings *__memmon_session_rings(struct memmon_ksession *s)
 {
 	struct memmon_rings *rings;
 	struct memmon_layout l;
@@ -191,7 +191,7 @@ struct memmon_rings *__memmon_session_rings(struct memmon_session *s)
  * Context: process context, may sleep.
  * Return: the rings, or an ERR_PTR() from memmon_rings_alloc().
  */
-struct memmon_rings *memmon_session_rings(struct memmon_session *s)
+struct memmon_rings *memmon_session_rings(struct memmon_ksession *s)
 {
 	struct memmon_rings *rings = memmon_session_rings_peek(s);
 
@@ -214,7 +214,7 @@ struct memmon_rings *memmon_session_rings(struct memmon_session *s)
  * Context: process context, may sleep.
  * Return: 0, or an error from the ring allocation or memmon_hooks_attach().
  */
-int memmon_session_enable(struct memmon_session *s)
+int memmon_session_enable(struct memmon_ksession *s)
 {
 	struct memmon_rings *rings;
 	int err = 0;
@@ -275,7 +275,7 @@ static void memmon_session_flush_cpu(void *info)
  * ring while cpus_read_lock() keeps it offline, so that one is flushed from
  * here, with preemption disabled as ring.h wants of any writer.
  */
-static void memmon_session_flush_lost(struct memmon_session *s)
+static void memmon_session_flush_lost(struct memmon_ksession *s)
 {
 	struct memmon_rings *rings = memmon_session_rings_peek(s);
 	struct memmon_ring *r;
@@ -302,7 +302,7 @@ static void memmon_session_flush_lost(struct memmon_session *s)
 }
 
 /* Leave the masks; the last session out detaches the hooks. @s->lock held. */
-static void __memmon_session_disable(struct memmon_session *s)
+static void __memmon_session_disable(struct memmon_ksession *s)
 {
 	if (!s->enabled)
 		return;
@@ -338,7 +338,7 @@ static void __memmon_session_disable(struct memmon_session *s)
  *
  * Context: process context, may sleep.
  */
-void memmon_session_close(struct memmon_session *s)
+void memmon_session_close(struct memmon_ksession *s)
 {
 	mutex_lock(&s->lock);
 	__memmon_session_disable(s);
@@ -360,7 +360,7 @@ void memmon_session_close(struct memmon_session *s)
  *
  * Context: process context, may sleep.
  */
-void memmon_session_disable(struct memmon_session *s)
+void memmon_session_disable(struct memmon_ksession *s)
 {
 	mutex_lock(&s->lock);
 	__memmon_session_disable(s);
@@ -389,9 +389,9 @@ void memmon_session_disable(struct memmon_session *s)
  * max_user_sessions (user_limits.c), ERR_PTR(-ENOMEM), or an error from
  * attaching the exec guard.
  */
-struct memmon_session *memmon_session_create(void)
+struct memmon_ksession *memmon_session_create(void)
 {
-	struct memmon_session *s;
+	struct memmon_ksession *s;
 	unsigned int id;
 	int err;
 
@@ -472,7 +472,7 @@ u64 memmon_sessions_ptrace(void)
 
 static void memmon_session_release(struct kref *ref)
 {
-	struct memmon_session *s = container_of(ref, struct memmon_session, ref);
+	struct memmon_ksession *s = container_of(ref, struct memmon_ksession, ref);
 
 	/* No flush: nobody reads these rings again. */
 	mutex_lock(&s->lock);
@@ -518,7 +518,7 @@ static void memmon_session_release(struct kref *ref)
  *
  * Context: any.
  */
-void memmon_session_get(struct memmon_session *s)
+void memmon_session_get(struct memmon_ksession *s)
 {
 	kref_get(&s->ref);
 }
@@ -532,7 +532,7 @@ void memmon_session_get(struct memmon_session *s)
  *
  * Context: process context, may sleep (the last put).
  */
-void memmon_session_put(struct memmon_session *s)
+void memmon_session_put(struct memmon_ksession *s)
 {
 	might_sleep();
 	kref_put(&s->ref, memmon_session_release);
@@ -550,7 +550,7 @@ void memmon_session_put(struct memmon_session *s)
  *
  * Context: process context, may sleep.
  */
-void memmon_session_info(struct memmon_session *s, struct memmon_info *info)
+void memmon_session_info(struct memmon_ksession *s, struct memmon_info *info)
 {
 	struct memmon_layout l;
 	u64 size, wakeup;
@@ -607,7 +607,7 @@ void memmon_session_info(struct memmon_session *s, struct memmon_info *info)
  * ring_size_max] or a watermark outside 1..ring_size/2; -EBUSY once the
  * rings exist.
  */
-int memmon_session_configure(struct memmon_session *s,
+int memmon_session_configure(struct memmon_ksession *s,
 			     const struct memmon_config *cfg)
 {
 	u64 size, wakeup;
@@ -652,7 +652,7 @@ int memmon_session_configure(struct memmon_session *s,
  * Return: 0, or -EINVAL for an unknown event, syscall or stack flag bit,
  * or a stack depth over MEMMON_STACK_DEPTH_MAX.
  */
-int memmon_session_set_events(struct memmon_session *s,
+int memmon_session_set_events(struct memmon_ksession *s,
 			      const struct memmon_events *ev)
 {
 	if ((ev->mask & ~MEMMON_EV_ALL) || (ev->syscalls & ~MEMMON_SYS_ALL) ||
@@ -688,7 +688,7 @@ int memmon_session_set_events(struct memmon_session *s,
  * Context: process context, may sleep.
  * Return: 0, or an error from creating the rings.
  */
-int memmon_session_mark(struct memmon_session *s, u32 flags,
+int memmon_session_mark(struct memmon_ksession *s, u32 flags,
 			const void *data, u32 len)
 {
 	struct memmon_rings *rings;
@@ -743,7 +743,7 @@ int memmon_session_mark(struct memmon_session *s, u32 flags,
  *
  * Context: any.
  */
-void memmon_session_stats(struct memmon_session *s, u32 cpu,
+void memmon_session_stats(struct memmon_ksession *s, u32 cpu,
 			  struct memmon_cpu_stats *st)
 {
 	struct memmon_rings *rings = memmon_session_rings_peek(s);
@@ -776,7 +776,7 @@ void memmon_sessions_show(struct seq_file *m)
 	struct pid_namespace *ns = task_active_pid_ns(current);
 	struct memmon_cpu_stats st;
 	u64 produced, delivered, lost;
-	struct memmon_session *s;
+	struct memmon_ksession *s;
 	unsigned int id, cpu;
 
 	mutex_lock(&memmon_sessions_lock);

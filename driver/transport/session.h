@@ -16,7 +16,9 @@
 #include "ring_alloc.h"
 
 /**
- * struct memmon_session - one open file of /dev/memmon
+ * struct memmon_ksession - one open file of /dev/memmon (the kernel's side
+ * of a session; libmemmon's struct memmon_session is a process's handle on
+ * one)
  * @ref: references: the file, and every VMA of its mappings
  * @id: bit number in session masks; memmon_sessions[@id] == this
  * @pid_ns: the opener's PID namespace (a reference is held): record
@@ -81,7 +83,7 @@
  * to userspace under it, and it never nests the locks that attaching the
  * hooks takes (cpu hotplug, text_mutex).
  */
-struct memmon_session {
+struct memmon_ksession {
 	struct kref ref;
 	unsigned int id;
 	struct pid_namespace *pid_ns;
@@ -135,12 +137,12 @@ struct memmon_session {
 int memmon_session_init(void);
 void memmon_session_cleanup(void);
 
-struct memmon_session *memmon_session_create(void);
-void memmon_session_get(struct memmon_session *s);
-void memmon_session_put(struct memmon_session *s);
+struct memmon_ksession *memmon_session_create(void);
+void memmon_session_get(struct memmon_ksession *s);
+void memmon_session_put(struct memmon_ksession *s);
 
-struct memmon_rings *memmon_session_rings(struct memmon_session *s);
-void memmon_session_close(struct memmon_session *s);
+struct memmon_rings *memmon_session_rings(struct memmon_ksession *s);
+void memmon_session_close(struct memmon_ksession *s);
 
 /* MEMMON_FULL_WAIT's defaults and bound on one wait (uapi). */
 #define MEMMON_WAIT_TIMEOUT_DEFAULT	1000
@@ -153,29 +155,29 @@ void memmon_session_close(struct memmon_session *s);
  * prepare_to_wait(): either we see it queued, or it sees the consumer
  * position the consumer stored before its syscall.
  */
-static inline void memmon_session_room_made(struct memmon_session *s)
+static inline void memmon_session_room_made(struct memmon_ksession *s)
 {
 	if (s->full_wait && wq_has_sleeper(&s->wait_wq))
 		wake_up_all(&s->wait_wq);
 }
 
-void memmon_session_info(struct memmon_session *s, struct memmon_info *info);
-int memmon_session_configure(struct memmon_session *s,
+void memmon_session_info(struct memmon_ksession *s, struct memmon_info *info);
+int memmon_session_configure(struct memmon_ksession *s,
 			     const struct memmon_config *cfg);
-int memmon_session_set_events(struct memmon_session *s,
+int memmon_session_set_events(struct memmon_ksession *s,
 			      const struct memmon_events *ev);
-int memmon_session_enable(struct memmon_session *s);
-void memmon_session_disable(struct memmon_session *s);
-int memmon_session_watch(struct memmon_session *s, const struct memmon_watch *w,
+int memmon_session_enable(struct memmon_ksession *s);
+void memmon_session_disable(struct memmon_ksession *s);
+int memmon_session_watch(struct memmon_ksession *s, const struct memmon_watch *w,
 			 bool add);
-int memmon_session_mark(struct memmon_session *s, u32 flags,
+int memmon_session_mark(struct memmon_ksession *s, u32 flags,
 			const void *data, u32 len);
-int memmon_session_mmap(struct memmon_session *s, struct vm_area_struct *vma);
-void memmon_session_wait_prepare(struct memmon_session *s);
-bool memmon_session_poll_readable(struct memmon_session *s);
-ssize_t memmon_session_read(struct memmon_session *s, char __user *buf,
+int memmon_session_mmap(struct memmon_ksession *s, struct vm_area_struct *vma);
+void memmon_session_wait_prepare(struct memmon_ksession *s);
+bool memmon_session_poll_readable(struct memmon_ksession *s);
+ssize_t memmon_session_read(struct memmon_ksession *s, char __user *buf,
 			    size_t count, bool nonblock);
-void memmon_session_stats(struct memmon_session *s, u32 cpu,
+void memmon_session_stats(struct memmon_ksession *s, u32 cpu,
 			  struct memmon_cpu_stats *st);
 
 struct seq_file;
@@ -184,17 +186,17 @@ void memmon_sessions_show(struct seq_file *m);
 /* An in-kernel reader's function (memmon_session_visit()). */
 typedef bool (*memmon_visit_t)(void *ctx, const struct memmon_rec_header *rec,
 			       u32 size);
-ssize_t memmon_session_visit(struct memmon_session *s, memmon_visit_t fn,
+ssize_t memmon_session_visit(struct memmon_ksession *s, memmon_visit_t fn,
 			     void *ctx, bool nonblock, const bool *cancel);
-void memmon_session_wake_readers(struct memmon_session *s);
+void memmon_session_wake_readers(struct memmon_ksession *s);
 
 /*
  * Shared by session*.c only: the rings, created if need be (s->rings_lock
  * held); the tick of prompt delivery (session_read.c); the names a session
  * did not record while disabled (session_watch.c).
  */
-struct memmon_rings *__memmon_session_rings(struct memmon_session *s);
+struct memmon_rings *__memmon_session_rings(struct memmon_ksession *s);
 void memmon_session_flush_tick(struct timer_list *t);
-void memmon_session_comms_pending(struct memmon_session *s);
+void memmon_session_comms_pending(struct memmon_ksession *s);
 
 #endif /* MEMMON_DRIVER_TRANSPORT_SESSION_H */

@@ -61,7 +61,7 @@ struct memmon_stacked_fill {
 };
 
 /* The stack as deep as session @s asked (read once: the fill uses hdr->size). */
-static __always_inline u64 memmon_stacked_len(const struct memmon_session *s,
+static __always_inline u64 memmon_stacked_len(const struct memmon_ksession *s,
 					      const void *ctx)
 {
 	const struct memmon_stacked_fill *f = ctx;
@@ -71,7 +71,7 @@ static __always_inline u64 memmon_stacked_len(const struct memmon_session *s,
 }
 
 static __always_inline void memmon_stacked_fill(struct memmon_rec_header *hdr,
-						const struct memmon_session *s,
+						const struct memmon_ksession *s,
 						const void *ctx)
 {
 	const struct memmon_stacked_fill *f = ctx;
@@ -148,7 +148,7 @@ struct memmon_fork_fill {
 };
 
 static __always_inline void memmon_fork_fill(struct memmon_rec_header *hdr,
-					     const struct memmon_session *s,
+					     const struct memmon_ksession *s,
 					     const void *ctx)
 {
 	struct memmon_rec_fork *rec = container_of(hdr, struct memmon_rec_fork, hdr);

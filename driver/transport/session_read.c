@@ -42,7 +42,7 @@ MODULE_PARM_DESC(wakeup_ms,
  * Return: 0, or the errors of memmon_mmap_check(), of the allocation and
  * of memmon_rings_remap().
  */
-int memmon_session_mmap(struct memmon_session *s, struct vm_area_struct *vma)
+int memmon_session_mmap(struct memmon_ksession *s, struct vm_area_struct *vma)
 {
 	struct memmon_rings *rings;
 	struct memmon_layout l;
@@ -76,7 +76,7 @@ int memmon_session_mmap(struct memmon_session *s, struct vm_area_struct *vma)
  */
 void memmon_session_flush_tick(struct timer_list *t)
 {
-	struct memmon_session *s = from_timer(s, t, flush_timer);
+	struct memmon_ksession *s = from_timer(s, t, flush_timer);
 	struct memmon_rings *rings = memmon_session_rings_peek(s);
 	unsigned int ms = READ_ONCE(wakeup_ms);
 
@@ -101,7 +101,7 @@ void memmon_session_flush_tick(struct timer_list *t)
  * Context: process context, after the caller is on @s->wq (poll_wait(),
  * prepare_to_wait()), so that the tick's wq_has_sleeper() sees it.
  */
-void memmon_session_wait_prepare(struct memmon_session *s)
+void memmon_session_wait_prepare(struct memmon_ksession *s)
 {
 	unsigned int ms = READ_ONCE(wakeup_ms);
 
@@ -118,7 +118,7 @@ void memmon_session_wait_prepare(struct memmon_session *s)
  * while a loss is pending, or holds anything once the tick of prompt
  * delivery found it there.
  */
-bool memmon_session_poll_readable(struct memmon_session *s)
+bool memmon_session_poll_readable(struct memmon_ksession *s)
 {
 	struct memmon_rings *rings = memmon_session_rings_peek(s);
 
@@ -170,7 +170,7 @@ static ssize_t memmon_read_ring(struct memmon_ring *r, char __user *buf,
 }
 
 /* One pass over every ring. read_lock held. */
-static ssize_t memmon_read_rings(struct memmon_session *s,
+static ssize_t memmon_read_rings(struct memmon_ksession *s,
 				 struct memmon_rings *rings,
 				 char __user *buf, size_t count)
 {
@@ -218,7 +218,7 @@ static ssize_t memmon_read_rings(struct memmon_session *s,
  * next record is larger than @count; -EAGAIN if empty and @nonblock;
  * -ERESTARTSYS on a signal; -EFAULT; or a ring allocation error.
  */
-ssize_t memmon_session_read(struct memmon_session *s, char __user *buf,
+ssize_t memmon_session_read(struct memmon_ksession *s, char __user *buf,
 			    size_t count, bool nonblock)
 {
 	struct memmon_rings *rings;
@@ -316,7 +316,7 @@ static ssize_t memmon_visit_rings(struct memmon_rings *rings,
  * records there; -EAGAIN if empty and @nonblock; -ERESTARTSYS on a signal;
  * or a ring allocation error.
  */
-ssize_t memmon_session_visit(struct memmon_session *s, memmon_visit_t fn,
+ssize_t memmon_session_visit(struct memmon_ksession *s, memmon_visit_t fn,
 			     void *ctx, bool nonblock, const bool *cancel)
 {
 	struct memmon_rings *rings;
@@ -363,7 +363,7 @@ ssize_t memmon_session_visit(struct memmon_session *s, memmon_visit_t fn,
  * For an in-kernel reader's @cancel (memmon_session_visit()): set it, then
  * call this. Context: any.
  */
-void memmon_session_wake_readers(struct memmon_session *s)
+void memmon_session_wake_readers(struct memmon_ksession *s)
 {
 	wake_up_all(&s->wq);
 }

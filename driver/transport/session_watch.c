@@ -69,7 +69,7 @@ static bool memmon_may_watch(struct task_struct *task)
  * the walk and preemption disabled only around each record.
  * Context: process context, inside an RCU read side or holding @task.
  */
-static void memmon_session_comms(struct memmon_session *s,
+static void memmon_session_comms(struct memmon_ksession *s,
 				 struct memmon_rings *rings,
 				 struct task_struct *task)
 {
@@ -120,7 +120,7 @@ static void memmon_session_comms(struct memmon_session *s,
 
 static void memmon_session_comms_one(struct task_struct *task, void *arg)
 {
-	struct memmon_session *s = arg;
+	struct memmon_ksession *s = arg;
 
 	memmon_session_comms(s, memmon_session_rings_peek(s), task);
 }
@@ -136,7 +136,7 @@ static void memmon_session_comms_one(struct task_struct *task, void *arg)
  * finds the flag set (its process is in the table by then).
  * Context: process context, may sleep.
  */
-void memmon_session_comms_pending(struct memmon_session *s)
+void memmon_session_comms_pending(struct memmon_ksession *s)
 {
 	if (READ_ONCE(s->enabled) && memmon_session_rings_peek(s) &&
 	    xchg(&s->comm_pending, 0))
@@ -157,7 +157,7 @@ void memmon_session_comms_pending(struct memmon_session *s)
  * -ENOSPC at max_watch (ADD); -ENOMEM; -EINTR if killed while waiting
  * for an exec of the target to finish (ADD).
  */
-int memmon_session_watch(struct memmon_session *s, const struct memmon_watch *w,
+int memmon_session_watch(struct memmon_ksession *s, const struct memmon_watch *w,
 			 bool add)
 {
 	struct memmon_rings *rings;

@@ -85,7 +85,7 @@ static u64 memmon_user_budget(void)
  * Context: process context, may sleep.
  * Return: 0, -EMFILE at max_user_sessions, or -ENOMEM.
  */
-int memmon_limits_session_open(struct memmon_session *s)
+int memmon_limits_session_open(struct memmon_ksession *s)
 {
 	struct user_struct *user = get_current_user();
 	struct memmon_user_use *u, *new;
@@ -137,7 +137,7 @@ out_unlock:
  * Context: process context, may sleep.
  * Return: 0, or -EDQUOT if it does not fit.
  */
-int memmon_limits_charge_rings(struct memmon_session *s, u64 bytes)
+int memmon_limits_charge_rings(struct memmon_ksession *s, u64 bytes)
 {
 	struct memmon_user_use *u;
 	u64 budget = memmon_user_budget(), within = 0;
@@ -177,7 +177,7 @@ out_unlock:
  *
  * Context: process context, may sleep.
  */
-void memmon_limits_uncharge_rings(struct memmon_session *s)
+void memmon_limits_uncharge_rings(struct memmon_ksession *s)
 {
 	struct memmon_user_use *u;
 
@@ -198,7 +198,7 @@ void memmon_limits_uncharge_rings(struct memmon_session *s)
  *
  * Context: process context, may sleep.
  */
-void memmon_limits_session_close(struct memmon_session *s)
+void memmon_limits_session_close(struct memmon_ksession *s)
 {
 	struct memmon_user_use *u;
 
@@ -229,7 +229,7 @@ void memmon_limits_session_close(struct memmon_session *s)
  *
  * Context: process context, may sleep.
  */
-void memmon_limits_info(struct memmon_session *s, struct memmon_info *info)
+void memmon_limits_info(struct memmon_ksession *s, struct memmon_info *info)
 {
 	u64 budget = memmon_user_budget(), avail = 0;
 	unsigned long limit, locked;

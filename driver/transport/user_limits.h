@@ -7,16 +7,16 @@
 
 #include <linux/types.h>
 
-struct memmon_session;
+struct memmon_ksession;
 struct memmon_info;
 
 int memmon_limits_init(void);
 void memmon_limits_cleanup(void);
 
-int memmon_limits_session_open(struct memmon_session *s);
-void memmon_limits_session_close(struct memmon_session *s);
-int memmon_limits_charge_rings(struct memmon_session *s, u64 bytes);
-void memmon_limits_uncharge_rings(struct memmon_session *s);
-void memmon_limits_info(struct memmon_session *s, struct memmon_info *info);
+int memmon_limits_session_open(struct memmon_ksession *s);
+void memmon_limits_session_close(struct memmon_ksession *s);
+int memmon_limits_charge_rings(struct memmon_ksession *s, u64 bytes);
+void memmon_limits_uncharge_rings(struct memmon_ksession *s);
+void memmon_limits_info(struct memmon_ksession *s, struct memmon_info *info);
 
 #endif /* MEMMON_DRIVER_TRANSPORT_USER_LIMITS_H */
