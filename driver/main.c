@@ -6,7 +6,7 @@
  * exactly the reverse order; each step of init that fails unwinds the
  * steps before it.
  */
-#include "memmon.h"
+#include "main.h"
 #include "instr.h"
 #include "transport/full_wait.h"
 #include "transport/session.h"

@@ -28,7 +28,7 @@
  * for read()s in progress, so memmon_procfs_exit() first wakes the blocked
  * ones (memmon_proc_dying).
  */
-#include "memmon.h"
+#include "main.h"
 #include "instr.h"
 #include "transport/session.h"
 #include "transport/watch.h"

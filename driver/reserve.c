@@ -13,7 +13,7 @@
  * it later, in a context where that is allowed. An empty reserve is an
  * allocation failure to the caller, which already counts those.
  */
-#include "memmon.h"
+#include "main.h"
 #include "reserve.h"
 
 #include <linux/slab.h>

@@ -4,7 +4,7 @@
  * both halves: the lifecycle hooks at exec, the sessions when watching
  * starts (their names of a process already running).
  */
-#include "memmon.h"
+#include "main.h"
 #include "task_auxv.h"
 
 #include <linux/auxvec.h>

@@ -30,7 +30,7 @@
  * TSC and its frequency is known, for tests that stay on one CPU (on a
  * machine whose TSCs disagree, durations then spanning CPUs are wrong).
  */
-#include "memmon.h"
+#include "main.h"
 #include "clock.h"
 
 #include <linux/clocksource.h>

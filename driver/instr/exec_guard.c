@@ -33,7 +33,7 @@
  * under memmon_guard_lock. A kprobe costs each exec and each setuid() on
  * the system ~0.1 us while memmon is in use, nothing otherwise.
  */
-#include "memmon.h"
+#include "main.h"
 #include "clock.h"
 #include "emit.h"
 #include "instr.h"

@@ -75,7 +75,7 @@
  * after a while, for as long as the fault takes. Both are rare: they need
  * a watched fault that sleeps across the end of the last session.
  */
-#include "memmon.h"
+#include "main.h"
 #include "hooks.h"
 #include "hook_faults.h"
 

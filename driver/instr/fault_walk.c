@@ -43,7 +43,7 @@
  * returns under the next one's (it slept across a detach) reads its PTE
  * slot and pfn the same either way.
  */
-#include "memmon.h"
+#include "main.h"
 #include "fault_walk.h"
 
 #include <linux/moduleparam.h>

@@ -85,7 +85,7 @@
  * Time: hdr.time_ns is when handle_mm_fault() returned; duration_ns is
  * the time inside it.
  */
-#include "memmon.h"
+#include "main.h"
 #include "hooks.h"
 #include "hook_faults.h"
 #include "fault_walk.h"
@@ -330,8 +330,7 @@ static __always_inline void memmon_fault_begin(struct memmon_fault_call *call,
  * which is_zero_pfn() does not know, and PageAnon() tells apart. Otherwise a
  * fresh anonymous page (COW copy; not a swap-in's page) or a major
  * fault's. A present PTE of class ANON maps a struct page (PFN, I/O and
- * mixed maps are class OTHER): pfn_valid(), ~30 instructions, only of the
- * others.
+ * mixed maps are class OTHER): pfn_valid(), dearer, only of the others.
  */
 static __always_inline bool memmon_fault_newpage(const struct memmon_fault_call *call,
 						 unsigned long pfn, bool pte_level,

@@ -36,7 +36,7 @@
  * PIDs in the FORK body, as in every header, are numbers in the reading
  * session's PID namespace (memmon_emit_fork()).
  */
-#include "memmon.h"
+#include "main.h"
 #include "hooks.h"
 #include "reserve.h"
 #include "task_auxv.h"

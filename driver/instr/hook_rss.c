@@ -32,7 +32,7 @@
  * in the probe just the same; the timer finds the task again and checks
  * that it still has the slot's mm.
  */
-#include "memmon.h"
+#include "main.h"
 #include "hooks.h"
 
 #include <linux/jiffies.h>

@@ -52,7 +52,7 @@
  * started duration_ns earlier. Records of one ring stay in time order, and
  * the faults taken inside a call (mlock populating, say) precede it.
  */
-#include "memmon.h"
+#include "main.h"
 #include "hooks.h"
 #include "reserve.h"
 #include "ustack.h"

@@ -12,16 +12,12 @@
  * groups attach in a fixed order and a failure detaches, in reverse, the
  * groups already attached.
  *
- * Why linger: arming and disarming ~30 kprobes patches kernel text ~60
- * times, each a grace period or more, a second or two under TCG; a tool
- * that opens, enables and closes sessions in a loop would pay that every
- * time. And the fewer code modifications, the better: the test kernel
- * (Debian 6.1.192 under QEMU TCG) has been seen to jump to address 0 at
- * the entry of a function whose kprobe was being armed or disarmed by
- * someone else - with plain tracefs kretprobe events and no memmon loaded
- * - about once in 8000 arm/disarm operations.
+ * Why linger: arming and disarming the kprobes patches kernel text twice
+ * per probe, each a grace period or more; a tool that opens, enables and
+ * closes sessions in a loop would pay that every time, and the fewer code
+ * modifications, the better (docs/design.md, "Module parameters").
  */
-#include "memmon.h"
+#include "main.h"
 #include "compat.h"
 #include "instr.h"
 #include "hooks.h"

@@ -16,7 +16,7 @@
  * of user space) and stops at the first that does not, or that cannot be
  * read, so a hostile chain ends within the depth asked for.
  */
-#include "memmon.h"
+#include "main.h"
 
 #include <linux/mm_types.h>
 #include <linux/ptrace.h>

@@ -19,7 +19,7 @@
  * whose text vm_ops->close is stays pinned until close has returned, and
  * rmmod is refused while a mapping exists, even with no fd left.
  */
-#include "memmon.h"
+#include "main.h"
 #include "session.h"
 #include "watch.h"
 

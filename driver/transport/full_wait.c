@@ -50,7 +50,7 @@
  *     cpu       before and after task_work_add()   task, after it returns
  *                                                  to user space
  */
-#include "memmon.h"
+#include "main.h"
 #include "emit.h"
 #include "full_wait.h"
 #include "ring_alloc.h"

@@ -25,7 +25,7 @@
  * kernel trusts: the only thing a hostile consumer can break is its own
  * reading (ring.h never trusts them, [A]).
  */
-#include "memmon.h"
+#include "main.h"
 #include "compat.h"
 #include "ring_alloc.h"
 

@@ -31,7 +31,7 @@
  * (vma->vm_file), so the last reference always goes in release(); the VMA
  * references make the session's lifetime explicit rather than borrowed.
  */
-#include "memmon.h"
+#include "main.h"
 #include "emit.h"
 #include "instr.h"
 #include "session.h"

@@ -5,7 +5,7 @@
  * loop). The rules of memmon_sessions[] and of the masks are at the top of
  * session.c, the rings' in ring.h.
  */
-#include "memmon.h"
+#include "main.h"
 #include "emit.h"
 #include "session.h"
 #include "emit_inline.h"

@@ -4,7 +4,7 @@
  * memmon_session_visit() for a reader in the kernel (/proc/memmon). The
  * rings' protocol and its barriers [A]..[E] are in ring.h.
  */
-#include "memmon.h"
+#include "main.h"
 #include "emit.h"
 #include "session.h"
 #include "emit_inline.h"

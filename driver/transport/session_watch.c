@@ -4,7 +4,7 @@
  * rule, docs/security.md), and the names and auxiliary vector a session
  * learns of a process when it starts watching it.
  */
-#include "memmon.h"
+#include "main.h"
 #include "emit.h"
 #include "session.h"
 #include "emit_inline.h"

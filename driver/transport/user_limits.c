@@ -19,7 +19,7 @@
  * entry's counters; user->locked_vm is atomic and shared with the rest of
  * the kernel (io_uring, perf).
  */
-#include "memmon.h"
+#include "main.h"
 #include "emit.h"
 #include "user_limits.h"
 #include "session.h"

@@ -26,7 +26,7 @@
  * after a grace period: a lookup still walking it compares against a pid its
  * caller holds, and that pid could otherwise be a reuse of ours.
  */
-#include "memmon.h"
+#include "main.h"
 #include "emit.h"
 #include "watch.h"
 #include "reserve.h"

@@ -4,8 +4,8 @@
  * the few functions main.c calls or offers that belong to neither half (not
  * part of the ABI; that is uapi/linux/memmon.h).
  */
-#ifndef MEMMON_DRIVER_MEMMON_H
-#define MEMMON_DRIVER_MEMMON_H
+#ifndef MEMMON_DRIVER_MAIN_H
+#define MEMMON_DRIVER_MAIN_H
 
 #include <linux/init.h>
 
@@ -26,4 +26,4 @@ void memmon_dev_exit(void);
 int memmon_procfs_init(void);
 void memmon_procfs_exit(void);
 
-#endif /* MEMMON_DRIVER_MEMMON_H */
+#endif /* MEMMON_DRIVER_MAIN_H */
