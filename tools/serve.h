@@ -33,7 +33,19 @@ struct serve_cfg {
 	unsigned int max_connections;
 	unsigned int metrics_top;	/* processes with labels of their own */
 	char exe[4096];			/* this program, for the children */
+	/* A report or timeline run for a client (serve_run_tool()): */
+	size_t tool_out_max;		/* its stdout, bytes; 0: SERVE_TOOL_OUT_MAX */
+	unsigned int tool_cpu_s;	/* its CPU seconds; 0: SERVE_TOOL_CPU_S */
 };
+
+/*
+ * What one request may cost the server: a client names the recording, the
+ * server runs the tool on it; a hostile or huge file must not take the
+ * machine. The output cap bounds memory (stdout is collected) and, as
+ * RLIMIT_FSIZE, a file the tool writes (timeline -o).
+ */
+#define SERVE_TOOL_OUT_MAX	((size_t)256 << 20)
+#define SERVE_TOOL_CPU_S	600
 
 enum rec_state {
 	REC_RUNNING,
@@ -151,7 +163,11 @@ void serve_rec_path(struct serve *sv, const char *name, unsigned int part,
 /* Update r->st from its file (a pass over the records); lock not held. */
 int serve_rec_read_stats(const char *path, struct rec_stats *st);
 void serve_rec_stats_free(struct rec_stats *st);
-/* Run "memmon ARGV..." and collect its stdout; its exit status or -errno. */
+/*
+ * Run "memmon ARGV..." and collect its stdout: its exit status, 128 + the
+ * signal that ended it (SIGXCPU past the CPU limit, SIGXFSZ past the file
+ * limit), -EFBIG if its stdout passed the cap (it is killed), or -errno.
+ */
 int serve_run_tool(struct serve *sv, char *const args[], char **out, size_t *len);
 
 /* serve_metrics.c */

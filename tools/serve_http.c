@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -398,6 +399,9 @@ static enum MHD_Result serve_tool(struct serve *sv, struct MHD_Connection *c,
 		rc = serve_run_tool(sv, args, &buf, &len);
 		if (rc)
 			free(buf);
+		if (rc == -EFBIG || rc == 128 + SIGXCPU)
+			return reply_err(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
+					 "memmon report passed the server's limits on a request");
 		if (rc < 0)
 			return reply_err(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
 					 "cannot run memmon report");
@@ -422,6 +426,9 @@ static enum MHD_Result serve_tool(struct serve *sv, struct MHD_Connection *c,
 	if (rc || fd < 0) {
 		if (fd >= 0)
 			close(fd);
+		if (rc == -EFBIG || rc == 128 + SIGXCPU || rc == 128 + SIGXFSZ)
+			return reply_err(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
+					 "memmon timeline passed the server's limits on a request");
 		return reply_err(c, 422,
 				 "memmon timeline cannot draw the file");
 	} else {

@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <memmon/trace.h>
@@ -815,8 +816,11 @@ json_t *serve_rec_list(struct serve *sv)
 
 int serve_run_tool(struct serve *sv, char *const args[], char **out, size_t *len)
 {
+	size_t max = sv->cfg.tool_out_max ? sv->cfg.tool_out_max : SERVE_TOOL_OUT_MAX;
+	unsigned int cpu_s = sv->cfg.tool_cpu_s ? sv->cfg.tool_cpu_s : SERVE_TOOL_CPU_S;
 	char *argv[16];
 	size_t cap = 65536, n = 0;
+	bool too_big = false;
 	int pfd[2], st, i;
 	pid_t pid;
 
@@ -837,9 +841,16 @@ int serve_run_tool(struct serve *sv, char *const args[], char **out, size_t *len
 		sigset_t none;
 		int null = open("/dev/null", O_RDWR);
 
+		struct rlimit cpu = { cpu_s, cpu_s + 5 };
+		struct rlimit fsize = { max, max };
+
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		signal(SIGPIPE, SIG_DFL);
+		signal(SIGXCPU, SIG_DFL);
+		signal(SIGXFSZ, SIG_DFL);
+		if (setrlimit(RLIMIT_CPU, &cpu) || setrlimit(RLIMIT_FSIZE, &fsize))
+			_exit(126);
 		dup2(pfd[1], 1);
 		if (null >= 0) {
 			dup2(null, 0);
@@ -866,16 +877,24 @@ int serve_run_tool(struct serve *sv, char *const args[], char **out, size_t *len
 			*out = p;
 			cap *= 2;
 		}
-		k = read(pfd[0], *out + n, cap - n);
+		/* At most max + 1 bytes: one more than the cap tells it passed. */
+		k = read(pfd[0], *out + n, (cap < max + 1 ? cap : max + 1) - n);
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k <= 0)
 			break;
 		n += k;
+		if (n > max) {
+			too_big = true;
+			kill(pid, SIGKILL);
+			break;
+		}
 	}
 	close(pfd[0]);
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
 	*len = n;
+	if (too_big)
+		return -EFBIG;
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }

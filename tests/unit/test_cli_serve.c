@@ -11,6 +11,11 @@
 #include <stdint.h>
 #include <errno.h>
 #include <cmocka.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <signal.h>
 #include "test_cli_run.h"
 #include "serve.h"
 
@@ -310,6 +315,64 @@ static void test_metrics(void **state)
 	free(text);
 }
 
+/*
+ * serve_run_tool() against stand-ins for memmon: a shell script as the
+ * server's "exe" (argv[1] is the script's first argument).
+ */
+static struct serve tool_sv(const char *script, char *path, size_t size)
+{
+	struct serve sv = { .cfg = { .tool_out_max = 1 << 20, .tool_cpu_s = 1 } };
+	FILE *f;
+
+	snprintf(path, size, "/tmp/memmon-test-tool-%d.sh", (int)getpid());
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "#!/bin/sh\n%s\n", script);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(chmod(path, 0700), 0);
+	snprintf(sv.cfg.exe, sizeof(sv.cfg.exe), "%s", path);
+	return sv;
+}
+
+static void test_run_tool_limits(void **state)
+{
+	char path[128], *out = NULL, *args[] = { "x", NULL };
+	char file[128];
+	struct stat st;
+	struct serve sv;
+	size_t len = 0;
+
+	(void)state;
+	/* Within the limits: the output, whole, and the exit status. */
+	sv = tool_sv("echo \"$1\"; exit 3", path, sizeof(path));
+	assert_int_equal(serve_run_tool(&sv, args, &out, &len), 3);
+	assert_int_equal(len, 2);
+	assert_memory_equal(out, "x\n", 2);
+	free(out);
+
+	/* stdout past the cap: killed, -EFBIG, never more than cap + 1 kept. */
+	sv = tool_sv("exec cat /dev/zero", path, sizeof(path));
+	assert_int_equal(serve_run_tool(&sv, args, &out, &len), -EFBIG);
+	assert_int_equal(len, (1 << 20) + 1);
+	free(out);
+
+	/* CPU past the limit: SIGXCPU. */
+	sv = tool_sv("while :; do :; done", path, sizeof(path));
+	assert_int_equal(serve_run_tool(&sv, args, &out, &len), 128 + SIGXCPU);
+	free(out);
+
+	/* A file past the cap (timeline -o): SIGXFSZ, the file cut at it. */
+	snprintf(file, sizeof(file), "/tmp/memmon-test-tool-%d.out", (int)getpid());
+	args[0] = file;
+	sv = tool_sv("exec head -c 2000000 /dev/zero > \"$1\"", path, sizeof(path));
+	assert_int_equal(serve_run_tool(&sv, args, &out, &len), 128 + SIGXFSZ);
+	free(out);
+	assert_int_equal(stat(file, &st), 0);
+	assert_int_equal(st.st_size, 1 << 20);
+	unlink(file);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -322,6 +385,7 @@ int main(void)
 		cmocka_unit_test(test_start_argv),
 		cmocka_unit_test(test_base_url),
 		cmocka_unit_test(test_metrics),
+		cmocka_unit_test(test_run_tool_limits),
 	};
 
 	return cmocka_run_group_tests_name("cli_serve", tests, NULL, NULL);
