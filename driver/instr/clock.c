@@ -2,33 +2,19 @@
 /*
  * memmon: the clock of durations.
  *
- * Every record's hdr.time_ns is CLOCK_MONOTONIC (ktime_get_ns()), the clock
- * consumers merge the CPUs' rings by and compare with their own
- * clock_gettime(). A syscall or fault record also says how long the call
- * took, and that needed a second read of the same clock at entry: two
- * ktime_get() are a large share of what a watched fault costs
- * (docs/benchmarks.md has the figures).
- *
- * Where timekeeping itself counts the TSC (its clocksource is "tsc"), the
- * kernel has found the TSC constant and synchronised across CPUs, and a
- * duration can be two reads of it, converted to ns with the frequency
- * timekeeping was registered with (tsc_khz): rdtsc_ordered() is a few
- * instructions. NTP's slewing (parts per million) is not applied; a
- * duration is not a time of day. Elsewhere (HPET, ACPI PM timer, kvmclock,
- * Xen), ktime_get_ns() at both ends.
- *
- * Is the clocksource the TSC? The kernel does not say to modules; but
- * ktime_get_snapshot() returns the clocksource's counter as read, which
- * for the TSC lies between two rdtsc taken around it on the same CPU, and
- * for any other clocksource (a 32-bit HPET or 24-bit PM timer count, a
- * kvmclock's ns) does not. Checked at every attach (the choice holds until
- * the next one): a TSC the watchdog has since marked unstable is dropped
- * then; in between, a duration spanning CPUs may be off by their skew (a
- * negative one reads as 0).
+ * hdr.time_ns is always CLOCK_MONOTONIC (ktime_get_ns()). A duration is two
+ * rdtsc_ordered() reads converted with tsc_khz where timekeeping's
+ * clocksource is the TSC, else two ktime_get_ns(); NTP's slewing is not
+ * applied. Whether the clocksource is the TSC is checked at every attach:
+ * the counter ktime_get_snapshot() returns lies between two rdtsc taken
+ * around it on the same CPU only for the TSC. The choice holds until the
+ * next attach; in between, a duration spanning CPUs may be off by their
+ * skew (a negative one reads as 0).
  *
  * hook_span_tsc: -1 (default) as above; 0 never; 1 whenever the CPU has a
- * TSC and its frequency is known, for tests that stay on one CPU (on a
- * machine whose TSCs disagree, durations then spanning CPUs are wrong).
+ * TSC and its frequency is known (single-CPU tests only).
+ *
+ * Background: docs/driver-notes.md.
  */
 #include "main.h"
 #include "clock.h"

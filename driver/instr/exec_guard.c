@@ -1,37 +1,26 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * memmon: the exec guard. A watch is checked once, at WATCH_ADD, against
- * ptrace's rule (session.c); this takes it away again when the process
- * gains rights that rule would refuse, as perf does at exec and as ptrace
- * refuses to grant them (docs/security.md):
+ * memmon: the exec guard. Ends a watch when the process gains rights that
+ * ptrace's rule, checked at WATCH_ADD (session.c), would refuse.
  *
- *   setup_new_exec(bprm)   entered with the new image's credentials
- *                          committed and exec_update_lock still held for
- *                          writing (fs/exec.c, 6.1 and 6.12): a privileged
- *                          image (bprm->secureexec: setuid, setgid, file
- *                          capabilities, an LSM transition; or an mm that
- *                          is not SUID_DUMP_USER) ends the watch of every
- *                          session whose opener lacked CAP_SYS_PTRACE.
- *                          WATCH_ADD holds the same lock for reading over
- *                          its check and insert, so a watch added around an
- *                          exec is checked against the creds before it or
- *                          after it, never in between.
- *   set_dumpable(mm, v)    v != SUID_DUMP_USER on current's mm: a setuid()
- *                          family call or prctl(PR_SET_DUMPABLE, 0), the
- *                          rule ptrace applies to later attaches. Entered
+ *   setup_new_exec(bprm)   entered with the new creds committed and
+ *                          exec_update_lock held for writing: a privileged
+ *                          image ends the watch of every session whose
+ *                          opener lacked CAP_SYS_PTRACE. WATCH_ADD holds
+ *                          the same lock for reading over its check and
+ *                          insert, so a watch added around an exec is
+ *                          checked against the creds before it or after
+ *                          it, never in between.
+ *   set_dumpable(mm, v)    v != SUID_DUMP_USER on current's mm. Entered
  *                          before the store, so a WATCH_ADD racing it can
- *                          still win the check: ptrace's own attach has the
- *                          same window, and an attach is not undone either.
+ *                          still win the check, as ptrace's attach can.
  *
- * The sessions that lose the watch get an EXIT record with
- * MEMMON_EXITF_GROUP | MEMMON_EXITF_REVOKED, from the process itself before
- * it runs a single instruction of the new image; nothing of it follows.
+ * Revoked sessions get an EXIT record (MEMMON_EXITF_REVOKED) from the
+ * process before it runs its new image. Both kprobes are attached while
+ * any session exists: memmon_exec_guard_get()/put() from session creation
+ * and teardown, counted under memmon_guard_lock.
  *
- * Both kprobes are attached while any session exists (a watch set outlives
- * DISABLE, and an exec while nothing records must still end the watch):
- * memmon_exec_guard_get()/put() from session creation and teardown, counted
- * under memmon_guard_lock. A kprobe costs each exec and each setuid() on
- * the system ~0.1 us while memmon is in use, nothing otherwise.
+ * Background: docs/driver-notes.md.
  */
 #include "main.h"
 #include "clock.h"

@@ -1,22 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * memmon: the direct-call trampoline on handle_mm_fault(), and what keeps
- * it safe to unload.
- *
- * Why. A kretprobe (hooks.c's filter firing it) costs a watched fault the
- * ftrace trampoline, the kretprobe's pre-handler and instance pool, and
- * the return through the kernel's rethook trampoline, which saves and
- * restores every register: with both handlers empty that alone costs more
- * than a traced fault may (docs/benchmarks.md). This trampoline is called by handle_mm_fault()'s
- * fentry site itself (register_ftrace_direct()): a task of this
- * CPU's quiet process (emit.h) pays a call and four instructions; a
- * watched one a C call at entry, the function called from here, and a C
- * call at return.
- *
- * The frame. On entry the stack holds where handle_mm_fault() continues
- * (its fentry call's return address, or what ftrace_regs_caller() put
- * there when other ftrace ops share the site) and, above it, the return
- * into handle_mm_fault()'s caller:
+ * it safe to unload. Called by the function's fentry site
+ * (register_ftrace_direct()). Not watched (memmon_fault_enter() false):
+ * "leave; ret" into cont with the arguments as they came. Watched: cont is
+ * called directly as handle_mm_fault+MEMMON_CONT_OFF with the frame in
+ * place, memmon_fault_exit() gets its result, and "leave; add $8" drops
+ * cont so that the final ret goes to the caller. The frame:
  *
  *   rbp + 16  return into the caller of handle_mm_fault()
  *   rbp +  8  where handle_mm_fault() continues ("cont")
@@ -27,22 +17,11 @@
  *   rbp - 32  rcx  regs       /
  *   rsp       struct memmon_fault_call (hook_faults.h), 16-aligned size
  *
- * Not watched (memmon_fault_enter() false): "leave; ret" into cont, with
- * the arguments as they came: the function runs as if never hooked.
- * Watched: the function's body after the fentry site (cont, called
- * directly as handle_mm_fault+MEMMON_CONT_OFF: see below) is called with
- * the frame in place (so the return comes back here), memmon_fault_exit()
- * gets its result, and "leave; add $8" drops cont so that the final ret
- * goes to the caller. What is clobbered
- * besides the saved and restored arguments - rax, r8-r11 and the flags,
- * here and in the C halves - is caller-saved and carries no argument of
- * handle_mm_fault(). (The kernel keeps an 8-byte stack alignment, so the
- * frame's size only keeps the call 8-aligned.)
+ * Clobbered besides the saved arguments: rax, r8-r11 and the flags, all
+ * caller-saved and carrying no argument of handle_mm_fault().
  *
- * Unload. A watched task runs handle_mm_fault() with this frame on its
- * stack, and may sleep there for as long as a page takes to read (or for
- * ever: userfaultfd). The module's text must outlive every such frame, and
- * every task that is anywhere in the trampoline or its C halves:
+ * Unload. The module's text must outlive every frame and every task in the
+ * trampoline or its C halves:
  *
  *   who                                   what waits for it
  *   ------------------------------------  --------------------------------
@@ -56,24 +35,11 @@
  *   rest of memmon_fault_exit() and the   once the sum is 0: the same
  *   trampoline's return (never sleeps)    reason as the first
  *
- * Once the unregistration's grace period is over nothing increments the
- * count any more, so each CPU's part only decreases while it is summed:
- * a sum read as 0 was 0 when the read ended (each part read is at least
- * that part's final value). Counting per CPU keeps watched faults on
- * different CPUs off one cache line (a module reference per fault would
- * put both on mod->refcnt).
+ * After the first grace period the count only decreases, so a sum read as
+ * 0 was 0. A sum not 0 when the hook goes parks a module reference
+ * (memmon_tramp_parked) that the drain work drops; module exit waits.
  *
- * If the sum is not 0 when the hook goes (a watched fault sleeping), the
- * module takes a reference of its own (memmon_tramp_parked, with
- * try_module_get(): it fails once rmmod has begun) and a work item drops
- * it, after the second grace period, once the sum is 0 and the hook is
- * not registered again: until then rmmod says the module is in use, as
- * for any module whose code is on a stack. A hook registered again while
- * a reference is parked leaves it parked; its next unregistration queues
- * the work again. Only the detach at module exit (the hooks lingering when
- * rmmod came) cannot refuse: it waits for the sum, saying so in the log
- * after a while, for as long as the fault takes. Both are rare: they need
- * a watched fault that sleeps across the end of the last session.
+ * Background: docs/driver-notes.md.
  */
 #include "main.h"
 #include "hooks.h"

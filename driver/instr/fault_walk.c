@@ -1,47 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * memmon: what the page tables of a user address map, read without locks.
+ * The fault hooks read the PTE before handle_mm_fault() and after it.
  *
- * The fault hooks read the PTE of the faulting address before
- * handle_mm_fault() (a swap entry there is a swap-in) and after it (the
- * pfn now mapped). This is the first half, on every watched fault: it is
- * written to cost what the MMU's own walk does.
+ * Safety. The caller keeps the faulting VMA in place (mmap_lock for
+ * reading, or the VMA's own read lock), which keeps the upper-level tables
+ * (PGD to the PMD table): only free_pgtables() frees those, under the mmap
+ * write lock and the VMAs' write locks. A PTE table may be freed under
+ * mmap_lock for reading after an RCU grace period (6.6+: pte_free_defer()),
+ * so the walk runs in an RCU read-side section (its callers have preemption
+ * disabled) and a PTE slot it returns is valid only within that section: a
+ * caller reading the slot again later, after handle_mm_fault() may have
+ * slept, first checks in its new section that the PMD still points to that
+ * table (memmon_pte_table_live()). Each level is read once (READ_ONCE); the
+ * next level is found from the value read, never by reading the slot
+ * again. No PTE lock: the answer is a snapshot.
  *
- * Safety. The caller keeps the faulting VMA in place: mmap_lock held for
- * reading (6.1, and 6.12's fallback path) or the VMA's own read lock
- * (6.12's per-VMA fault path, CONFIG_PER_VMA_LOCK, 6.4+). Either keeps the
- * upper-level tables (PGD to the PMD table) covering the VMA: only
- * free_pgtables() frees those, for ranges no VMA uses, under the mmap write
- * lock and the VMAs' write locks. PTE tables differ between the kernels: 6.1
- * frees them only under the mmap write lock too, but since 6.6 khugepaged
- * and MADV_COLLAPSE (retract_page_tables()) may free one under mmap_lock
- * for reading, after an RCU grace period (pte_free_defer()). So the walk
- * runs in an RCU read-side section (its callers have preemption disabled),
- * and a PTE slot it returns is valid only within that section: a caller
- * that reads the slot again later, after handle_mm_fault() may have slept,
- * first checks in its new section that the PMD still points to that table
- * (memmon_pte_table_live()). Each level is read once (READ_ONCE); the next
- * level is found from the value read, never by reading the slot again. No
- * PTE lock: the answer is a snapshot, racy by nature (hook_faults.c says
- * what that means for a record).
+ * Two walks: the MMU's own rules where page-table values are physical
+ * addresses (memmon_pt_native()), the kernel's accessors under Xen PV or
+ * with hook_walk_generic=1. Both give the same slot and pfn on a native
+ * kernel.
  *
- * Two walks. Where page-table values are physical addresses
- * (memmon_pt_native(): all but Xen PV), an entry is followed the way the
- * MMU follows it: present and not a leaf (no PSE) is a table, whatever its
- * other bits; pgd_bad()'s and pud_bad()'s stricter tests, and the paravirt
- * accessors with the masks they recompute from physical_mask and
- * sme_me_mask at every level, made the walk a large share of a watched
- * fault's cost (docs/benchmarks.md). An entry the MMU would not follow as a table is "nothing
- * mapped" at the upper levels, as a bad one is in the generic walk. Leaves
- * (huge pages) and non-present PMDs read as the generic walk reads them.
- * Under Xen PV, the generic walk, with the kernel's accessors. It can be
- * chosen anywhere else with hook_walk_generic=1 (read at each attach;
- * /proc/memmon/stats says `fault_walk generic`): on a native kernel the
- * accessors return the same values, so the tests run both walks against
- * the same faults (t_instr_faults) although no Xen PV guest runs here.
- * For the same reason a fault that entered under one attach's choice and
- * returns under the next one's (it slept across a detach) reads its PTE
- * slot and pfn the same either way.
+ * Background: docs/driver-notes.md.
  */
 #include "main.h"
 #include "fault_walk.h"

@@ -2,88 +2,28 @@
 /*
  * memmon: page faults (MEMMON_REC_FAULT).
  *
- * Fidelity first. The kernel counts a task's faults (min_flt, maj_flt, i.e.
- * getrusage's ru_minflt and ru_majflt) in exactly one place,
- * mm_account_fault() at the end of handle_mm_fault(), with this rule
- * (mm/memory.c, 6.1):
+ * Hooks both ends of handle_mm_fault() and applies mm_account_fault()'s
+ * rule (mm/memory.c) to (ret, flags), on current:
  *
  *   not counted  if ret & (VM_FAULT_ERROR | VM_FAULT_RETRY)
  *   major        if ret & VM_FAULT_MAJOR, or flags & FAULT_FLAG_TRIED
  *   minor        otherwise
- *   on           current (not the mm's owner: GUP on another mm counts on
- *                the task doing it)
  *
- * Every caller goes through handle_mm_fault(): the x86 fault handler for
- * user-mode faults and for kernel-mode faults on user addresses
- * (copy_to_user and friends), and GUP (mlock, MAP_POPULATE,
- * process_vm_readv, execve's argument copy...). So a hook on both ends of
- * handle_mm_fault() that applies the same rule to (ret, flags), and
- * attributes the record to current, gives records whose HANDLED ones count
- * exactly what getrusage counts: result == MEMMON_FRES_HANDLED exactly
- * when counted, MEMMON_FAULTF_MAJOR exactly when counted major. A fault
- * that returned VM_FAULT_RETRY gets its own record (result RETRY); its
- * retry is another call, with FAULT_FLAG_TRIED, hence major, exactly as the
- * kernel counts it.
- *
- * handle_mm_fault() is the hottest function we hook: every fault of every
- * task passes there while a session is enabled. It is hooked one of two
- * ways (hook_faults.h); /proc/memmon/stats' fault_hook says which:
- *
- *   direct           (default) fault_tramp.c's trampoline, called by the
- *                    function's fentry site: the cheapest for both the
- *                    unwatched (a call and one compare) and the watched.
- *                    Its frame is module text on the stack of a watched
- *                    fault, which may sleep (major faults) or sleep for
- *                    ever (uffd): while one does after the hooks went, the
- *                    module holds itself (rmmod says "in use");
- *                    fault_tramp.c has the rules.
- *   ftrace, kprobe   a kretprobe, with hook_fault_direct=0 or where the
- *                    trampoline cannot be had (no direct calls in the
- *                    kernel; another direct call or a livepatch on the
- *                    function): registered disabled and fired by hooks.c's
- *                    ftrace filter for watched tasks only ("ftrace"), or
- *                    with hook_kprobes=1 armed behind a kprobe gate
- *                    ("kprobe"): see "Gates" in hooks.c. It is unload-safe
- *                    for the same reasons as the syscall hooks
- *                    (hook_syscalls.c): detach never waits.
- *
- * Faults that never reach handle_mm_fault() - no VMA, or an access the VMA
- * does not allow - are not counted by the kernel; we still record them
- * (result SIGSEGV) from kprobes on the two x86 functions they end in,
+ * so a HANDLED record is exactly a fault getrusage counts,
+ * MEMMON_FAULTF_MAJOR exactly a major one. The hook is
+ * fault_tramp.c's direct trampoline or a kretprobe (hook_faults.h;
+ * /proc/memmon/stats' fault_hook). Faults that never reach
+ * handle_mm_fault() are recorded (SIGSEGV) from kprobes on
  * bad_area_nosemaphore() and bad_area_access_error(), unless page faults
- * were disabled (a *_nofault() copy probing memory, not a fault of the
- * program). handle_mm_fault() returning VM_FAULT_SIGSEGV also ends in
- * bad_area_nosemaphore(): the return handler leaves a per-CPU note of
- * (task, address) so that the second record is not written. (Under
- * preempt=full the task may migrate between the two, and then the fault
- * is recorded twice; it is not counted either way.)
+ * were disabled.
  *
- * Class. From the VMA: anonymous (no vm_ops), shmem (its address_space is
- * shmem's, which includes MAP_SHARED|MAP_ANONYMOUS and SysV shm), hugetlb
- * (counted as shmem: memory-backed files), file, or "other" for PFN/IO maps
- * and special mappings (vdso). Swap-in is told apart by reading the PTE at
- * entry: a swap entry there (a real one, not a migration or hwpoison
- * entry) is what sends handle_mm_fault() to do_swap_page(). The walk is
- * safe because every caller keeps the VMA locked around handle_mm_fault()
- * and the walk runs with preemption disabled (fault_walk.c, "Safety", has
- * the rules on 6.1 and 6.12); it uses READ_ONCE()d copies of each level and
- * no PTE lock, so it is racy by nature: another thread may fault the page in first, and then
- * this fault is a cheap one classed as swap. Probing do_swap_page() instead
- * would need per-task state to connect the two probes; the PTE tells the
- * same thing with five loads.
+ * Context: the faulting task, in handle_mm_fault()'s caller, which keeps
+ * the VMA locked around it; the PTE walks run with preemption disabled
+ * (fault_walk.c, "Safety"). No PTE lock: class and pfn are snapshots. A
+ * watched fault may sleep inside handle_mm_fault(); fault_tramp.c has the
+ * unload rules for the trampoline.
  *
- * pfn and new page, "where cheap": when handle_mm_fault() returns with
- * the VMA still locked (no RETRY, no COMPLETED), the PTE slot the entry's
- * walk found is read again if its table is still installed (a walk if it
- * found none, or the table went: fault_walk.c) for the pfn now
- * mapped. NEWPAGE is set when that pfn differs from the one before
- * (or there was none) and the page is a fresh anonymous page (first touch,
- * COW copy), or the fault was major (the page was allocated to read into).
- * A shmem first touch allocates too but is not flagged: telling it from a
- * page-cache hit would cost a lookup.
- *
- * Time: hdr.time_ns is when handle_mm_fault() returned; duration_ns is
- * the time inside it.
+ * Background: docs/driver-notes.md.
  */
 #include "main.h"
 #include "hooks.h"
@@ -114,9 +54,10 @@ MODULE_PARM_DESC(hook_fault_direct,
 		 "Hook handle_mm_fault() with memmon's direct-call trampoline (0: a kretprobe; read at attach)");
 
 static int fault_inflight = 1024;
-/* With the kretprobe, each watched task inside handle_mm_fault() holds one
- * instance; only major faults and lock waits keep it long. 1024 costs
- * ~128 KiB while attached. The trampoline has no such limit.
+/*
+ * With the kretprobe, each watched task inside handle_mm_fault() holds one
+ * instance; only major faults and lock waits keep it long. The trampoline
+ * has no such limit.
  */
 module_param(fault_inflight, int, 0444);
 MODULE_PARM_DESC(fault_inflight,

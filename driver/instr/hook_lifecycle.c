@@ -3,38 +3,24 @@
  * memmon: process lifecycle (MEMMON_REC_FORK, _EXEC, _EXIT, _COMM) and the
  * watch table's fork/exit callbacks.
  *
- * Tracepoints, found by name (the __tracepoint_* symbols are not exported)
- * and attached with tracepoint_probe_register():
+ * Tracepoints, found by name and attached with tracepoint_probe_register():
  *
  *   sched_process_fork(parent, child)  in kernel_clone(), after
- *       copy_process() and before wake_up_new_task(): the child exists but
- *       has not run, so memmon_watch_fork() here watches it from its first
- *       instruction. The tracepoint does not pass clone_flags; the two that
- *       matter are read back from the result: CLONE_THREAD (same thread
- *       group) and CLONE_VM (same mm).
- *   sched_process_exec(p, old_pid, bprm)  after a successful exec, on the
- *       new image: its path is d_path() of bprm->file.
+ *       copy_process() and before wake_up_new_task(): the child has not
+ *       run, so memmon_watch_fork() here watches it from its first
+ *       instruction.
+ *   sched_process_exec(p, old_pid, bprm)  after a successful exec.
  *   sched_process_exit(p)  in do_exit(), after exit_mm().
  *   task_rename(task, comm)  in __set_task_comm(), task_lock(task) held
  *       (a spinlock_t: a sleeping lock on PREEMPT_RT, so nothing here may
- *       sleep or allocate), before task->comm changes: a COMM record of
- *       the new name. exec renames too, from begin_new_exec(), with
- *       current->in_execve set (6.1 and 6.12 both keep that bit over the
- *       whole of bprm_execve()): that one is left to the exec probe, which
- *       records the name after the EXEC record.
+ *       sleep or allocate), before task->comm changes. A rename with
+ *       current->in_execve set is left to the exec probe.
  *
- * Exit needs two facts sched_process_exit cannot give: whether this is the
- * last thread (do_exit()'s local group_dead: reading signal->live there is
- * wrong when threads exit concurrently, as in every exit_group()), and the
- * mm's high-water marks (the mm is gone by then). Both are known in
- * taskstats_exit(tsk, group_dead), which do_exit() calls just before
- * exit_mm(): a kprobe there notes (task, peaks) for the group's last thread
- * of each watched process, and the exit tracepoint takes the note back.
- * Faults taken while exit_mm() releases the mm (robust futex lists,
- * clear_child_tid) therefore still precede the EXIT record.
+ * A kprobe on taskstats_exit(), just before exit_mm(), notes group_dead and
+ * the mm's peaks for the exit tracepoint: faults taken in exit_mm() still
+ * precede the EXIT record.
  *
- * PIDs in the FORK body, as in every header, are numbers in the reading
- * session's PID namespace (memmon_emit_fork()).
+ * Background: docs/driver-notes.md.
  */
 #include "main.h"
 #include "hooks.h"

@@ -1,22 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * memmon: resident memory over time (MEMMON_REC_RSS).
- *
- * Source: the rss_stat tracepoint, called whenever an mm's RSS counter
- * changes at the mm level (6.1: add_mm_counter() and friends, and the
- * batched sync of the per-thread caches every 64 faults). It may fire in a
- * task that is not the mm's (reclaim unmapping another process's page,
- * khugepaged): the process is then mm->owner.
- *
- * Coalescing. Faults change RSS a page at a time; a record per change would
- * cost more than the fault. Per CPU, a few slots remember, per mm, when the
- * last record was written and the total it reported. A change is recorded
- * at once in a tick (jiffy) later than that record's, or when the total
- * moved by rss_kib KiB or more; otherwise the slot is marked dirty and a
- * per-CPU timer writes the latest values one tick later. So a process gets
- * at most one record per tick on each CPU it changes RSS on (plus one per
- * rss_kib of sudden change), and its last value is never left unreported
- * for more than about two ticks.
+ * memmon: resident memory over time (MEMMON_REC_RSS), from the rss_stat
+ * tracepoint. It may fire in a task that is not the mm's: the process is
+ * then mm->owner. Changes are coalesced per CPU and per mm: at most one
+ * record per tick (plus one per rss_kib of sudden change), the last value
+ * written by a per-CPU timer within about two ticks.
  *
  * Synchronisation of a CPU's slots: the tracepoint probe (task context,
  * preemption disabled) and that CPU's timer are the only users, and each
@@ -24,13 +12,12 @@
  * CPU, and runs in softirq context, or on PREEMPT_RT in a preemptible
  * thread that the probe could otherwise preempt half-way through a slot.
  * A slot holds a reference on its mm (mmgrab: the struct, not the address
- * space), dropped on eviction with mmdrop_sched() (the probe runs with
- * preemption disabled, where on PREEMPT_RT the last mmdrop() may not run:
- * it frees per-CPU memory under sleeping locks; mmdrop_sched() defers it
- * to RCU there) and on detach. The process is kept as its global tgid
- * number, not a struct pid reference, whose last put could free memory
- * in the probe just the same; the timer finds the task again and checks
- * that it still has the slot's mm.
+ * space), dropped on eviction with mmdrop_sched() (never mmdrop(): the
+ * probe runs with preemption disabled) and on detach. The process is kept
+ * as its global tgid number, never a struct pid reference; the timer finds
+ * the task again and checks that it still has the slot's mm.
+ *
+ * Background: docs/driver-notes.md.
  */
 #include "main.h"
 #include "hooks.h"

@@ -2,55 +2,23 @@
 /*
  * memmon: the memory syscalls (MEMMON_REC_SYSCALL, MEMMON_REC_PATH).
  *
- * Mechanism: one kretprobe per syscall wrapper (__x64_sys_mmap, ...,
- * __ia32_sys_mmap_pgoff, ...), registered disabled and fired for watched
- * tasks by hooks.c's ftrace filter on the wrappers' fentry sites (or armed
- * behind kprobe gates with hook_kprobes=1: "Gates" in hooks.c). On this
- * kernel kretprobes return through rethook.
+ * One kretprobe per syscall wrapper (__x64_sys_*, __ia32_sys_*, plus mmap2
+ * and old_mmap), registered disabled and fired for watched tasks by
+ * hooks.c's ftrace filter (or behind kprobe gates: "Gates" in hooks.c).
+ * The entry handler filters, copies the raw arguments from the syscall's
+ * pt_regs and the start time into the instance, and returns 1 for an
+ * unwatched task (no return hook); the return handler emits one record.
  *
- *  - The entry handler filters (static key, watch table, event mask),
- *    copies the raw arguments out of the syscall's pt_regs (the wrapper's
- *    only argument: x86-64 di, si, dx, r10, r8, r9; ia32 bx, cx, dx, si, di,
- *    bp), as many as the syscall takes (the rest of args[] is zero, not
- *    whatever the registers held), and the start time into the instance. For an unwatched task it
- *    returns 1, which gives the instance straight back: no return hook.
- *  - The return handler reads the return value and emits one record.
+ * Context: the calling task, in kprobe handlers (preemption disabled).
+ * Unload never waits for a syscall: a task returning after detach goes
+ * through the kernel's rethook trampoline, never module text. A call made
+ * while the instance pool is empty is not recorded (nmissed, shown by
+ * memmon_sys_missed()).
  *
- * Why not an ftrace IPMODIFY wrapper that calls the original, which would
- * avoid the instance pool: a task sleeping in the original (mmap waiting
- * for mmap_lock, fsync waiting for the disk) would later return into the
- * wrapper, i.e. into module text. Making that safe needs the unload path to
- * wait for every such call to finish (SRCU around the call plus
- * synchronize_rcu_tasks() for the instructions on either side), so that
- * disabling a session, and rmmod, could block for as long as any watched
- * task stays blocked in a syscall - forever for a userfaultfd-stalled one.
- * A kretprobe instead replaces the return address with the kernel's
- * arch_rethook_trampoline (kernel text). unregister_kretprobes() clears the
- * rethook's handler and waits for an RCU grace period, so handlers already
- * running finish; a task that returns later runs the trampoline, sees no
- * handler, recycles its instance (kprobes' memory, not ours) and returns
- * to its real caller. Nothing on that path belongs to this module, and
- * detach never waits for a syscall to finish. kretprobes also do not use
- * FTRACE_OPS_FL_IPMODIFY, so they coexist with livepatch and other
- * IPMODIFY users of the same functions: attach cannot conflict with them.
+ * Time: hdr.time_ns is when the call returned, duration_ns after its start;
+ * faults taken inside a call precede its record.
  *
- * The price: a fixed pool of syscall_inflight instances per syscall, taken
- * by every caller for the duration of the entry handler and kept by
- * watched callers until they return. When the pool is empty the call is
- * not recorded; kprobes counts it in nmissed, which /proc/memmon/stats
- * shows (memmon_sys_missed()).
- *
- * ia32: the __ia32_sys_* wrappers of the same syscalls, plus mmap2
- * (__ia32_sys_mmap_pgoff) and old_mmap (__ia32_compat_sys_ia32_mmap, whose
- * single argument points at six 32-bit values: those are the args[] of its
- * record, read at entry without faulting; zero when they cannot be read
- * that way). munlockall takes no argument, so the kernel aliases its x64
- * and ia32 wrappers to one function: it is probed once and the COMPAT flag
- * comes from in_ia32_syscall(), as for every other record.
- *
- * Time: hdr.time_ns of a SYSCALL record is when the call returned; it
- * started duration_ns earlier. Records of one ring stay in time order, and
- * the faults taken inside a call (mlock populating, say) precede it.
+ * Background: docs/driver-notes.md.
  */
 #include "main.h"
 #include "hooks.h"
@@ -74,8 +42,9 @@
 #include <asm/syscall.h>
 
 static int syscall_inflight = 128;
-/* Each watched task blocked in a syscall holds one instance of that
- * syscall's pool; 128 per syscall costs ~20 KiB each while attached.
+/*
+ * Each watched task blocked in a syscall holds one instance of that
+ * syscall's pool, for as long as it stays blocked.
  */
 module_param(syscall_inflight, int, 0444);
 MODULE_PARM_DESC(syscall_inflight,

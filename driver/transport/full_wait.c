@@ -2,44 +2,20 @@
 /*
  * memmon: MEMMON_FULL_WAIT, the lossless mode.
  *
- * A producer never waits: it runs in fault handlers under the mmap or VMA
- * lock, in syscall hooks with preemption disabled, in interrupts. So the
- * wait is moved to the one place where a task holds nothing: its return to
- * user space. When a producer running in a watched user task leaves one of
- * the session's rings more than half full, it queues a task_work on that
- * task (TWA_RESUME); the task, leaving the kernel, waits there until the
- * consumer has brought the ring down to a quarter. The half left is the
- * headroom for what the task produces before it gets there: one syscall or
- * fault makes a few records, so nothing is dropped unless one kernel entry
- * makes more than half a ring of them (a MAP_POPULATE or mlock() of a large
- * area, whose faults happen inside the call; those are dropped and counted
- * as in the default mode).
+ * A producer never waits. When one running in a watched user task leaves a
+ * ring more than half full, it queues a task_work (TWA_RESUME); the task,
+ * returning to user space, waits until the consumer brings the ring down
+ * to a quarter. The wait is bounded (wait_timeout_ms) and interruptible; a
+ * timeout sets the ring's wait_off until it is seen half empty. DISABLE
+ * and release() end every wait at once.
  *
- * What can still be lost: records of interrupts and kernel threads (they
- * never return to user space), of an exiting task, of io_uring workers, of
- * a task whose wait timed out (see below), and when the slot table is full.
- *
- * The wait is bounded (wait_timeout_ms, per wait) and interruptible: a
- * signal ends it, so SIGKILL or Ctrl-C is never held up. A wait that times
- * out sets the ring's wait_off: nobody waits on that ring again until it
- * has been seen half empty, so a consumer that hangs costs the traced
- * program one timeout, not one per event; then events are dropped and
- * counted as in the default mode. DISABLE and the release of the session's
- * file end every wait at once.
- *
- * The consumer writes its position in a mapped page, without a syscall, so
- * the kernel does not know when room is made. Waiters look again every
- * MEMMON_WAIT_RECHECK, and the consumer's poll() and read() (made when it
- * has drained what it could) wake them at once.
- *
- * Lifetimes. A queued task_work cannot be cancelled from a module
- * (task_work_cancel() is not exported), so everything it uses must outlive
- * it: the slots are static (one per waiting task, found by hashing the
- * task pointer); each queued work holds a module reference, dropped as its
- * last act, and memmon_full_wait_cleanup() waits out those last
- * instructions with synchronize_rcu_tasks(); and the work holds a session
- * reference, so the last put may be its own (in task context, where the
- * teardown may sleep).
+ * Lifetimes. A queued task_work cannot be cancelled from a module, so
+ * everything it uses outlives it: the slots are static (one per waiting
+ * task, found by hashing the task pointer); each queued work holds a
+ * module reference, dropped as its last act, and
+ * memmon_full_wait_cleanup() waits out those last instructions with
+ * synchronize_rcu_tasks(); and the work holds a session reference, so the
+ * last put may be its own (in task context, where the teardown may sleep).
  *
  *   slot field  written                            read
  *   ----------  ---------------------------------  -------------------------
@@ -49,6 +25,8 @@
  *   work, s,    the producer that owns the slot,   the work, in the same
  *     cpu       before and after task_work_add()   task, after it returns
  *                                                  to user space
+ *
+ * Background: docs/driver-notes.md.
  */
 #include "main.h"
 #include "emit.h"

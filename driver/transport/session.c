@@ -5,9 +5,8 @@
  * permission rule session_watch.c, the consumers (mmap, poll, read)
  * session_read.c; this file's globals and their rules serve all four.
  *
- * Every open() of /dev/memmon is a session: its own rings, watch set, event
- * masks and statistics. A session is numbered 0..63 so that "which sessions
- * want this" is a u64, and published in memmon_sessions[] under RCU.
+ * Each open() of /dev/memmon is a session, numbered 0..63 and published in
+ * memmon_sessions[] under RCU.
  *
  * Producers (hooks, MARK) never take a lock and never look at a session's
  * configuration: they read the global masks below (which session ids are
@@ -27,9 +26,9 @@
  *   6. irq_work_sync() and free the rings, then the session
  *
  * Lifetime: a kref. The file holds one, every VMA of its mappings holds one
- * (vm_ops open/close in dev.c). In practice a VMA also pins the file
- * (vma->vm_file), so the last reference always goes in release(); the VMA
- * references make the session's lifetime explicit rather than borrowed.
+ * (vm_ops open/close in dev.c).
+ *
+ * Background: docs/driver-notes.md.
  */
 #include "main.h"
 #include "emit.h"
