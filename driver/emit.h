@@ -36,7 +36,7 @@ DECLARE_STATIC_KEY_FALSE(memmon_active);
 u64 memmon_sessions_watching(struct task_struct *task);
 
 /*
- * Each CPU's last verdict: memmon_sessions_watching(), remembered per CPU.
+ * Each CPU's cached answer: memmon_sessions_watching(), remembered per CPU.
  *
  * The filters (hooks.c) ask on every hooked call of every task, and an
  * unwatched process asks the same question again and again. Each CPU keeps
@@ -54,25 +54,25 @@ u64 memmon_sessions_watching(struct task_struct *task);
  * (only the filters' callbacks and the kretprobes' return handlers use it,
  * hooks.h; neither runs inside the other, nor does anything they call).
  */
-struct memmon_watch_verdict {
+struct memmon_watch_cache {
 	const struct pid *pid;
 	unsigned long gen;
 	u64 mask;
 };
 
-DECLARE_PER_CPU(struct memmon_watch_verdict, memmon_watch_verdict);
+DECLARE_PER_CPU(struct memmon_watch_cache, memmon_watch_cache);
 extern unsigned long memmon_watch_gen;
 
 /*
- * memmon_verdict_cached() - this CPU's verdict on @task, if it holds one:
- * true, with the mask in *@mask, when the verdict is @task's process's in
+ * memmon_watch_cache_hit() - this CPU's cached answer on @task, if it has one:
+ * true, with the mask in *@mask, when the cached answer is @task's process's in
  * this generation; false (nothing stored) otherwise, and the caller asks
  * memmon_sessions_watching_lookup().
  */
-static __always_inline bool memmon_verdict_cached(struct task_struct *task,
-						  u64 *mask)
+static __always_inline bool memmon_watch_cache_hit(struct task_struct *task,
+						   u64 *mask)
 {
-	struct memmon_watch_verdict *v = this_cpu_ptr(&memmon_watch_verdict);
+	struct memmon_watch_cache *v = this_cpu_ptr(&memmon_watch_cache);
 	/* Pairs with memmon_watch_changed(): a new generation, a new table. */
 	unsigned long gen = smp_load_acquire(&memmon_watch_gen);
 
@@ -83,32 +83,32 @@ static __always_inline bool memmon_verdict_cached(struct task_struct *task,
 	return true;
 }
 
-/* Look @task's process up, and keep the answer as this CPU's verdict. */
+/* Look @task's process up, and keep the answer as this CPU's cached answer. */
 u64 memmon_sessions_watching_lookup(struct task_struct *task);
 
 /*
- * memmon_sessions_watching() of @task by way of this CPU's verdict: the verdict if
- * it holds one for @task, else a lookup that becomes the verdict.
- * Context: as memmon_verdict_cached().
+ * memmon_sessions_watching() of @task by way of this CPU's cached answer:
+ * that answer if it is @task's, else a lookup that becomes the answer.
+ * Context: as memmon_watch_cache_hit().
  */
 static __always_inline u64 memmon_sessions_watching_cached(struct task_struct *task)
 {
 	u64 mask;
 
-	if (memmon_verdict_cached(task, &mask))
+	if (memmon_watch_cache_hit(task, &mask))
 		return mask;
 	return memmon_sessions_watching_lookup(task);
 }
 
 /*
- * Each CPU's quiet process: the tgid of the last process this CPU found
+ * Each CPU's unwatched process: the tgid of the last process this CPU found
  * unwatched, 0 for none (pid 0 is the idle task, never watched and never
  * on a hooked path). The filters' common case is one compare against it,
  * made without disabling preemption: it reads this CPU's copy in one
  * instruction (a task that migrates after the read has been answered for
  * what it is: unwatched, per the CPU it read).
  *
- * Unlike the verdict above it carries no generation: instead a locked
+ * Unlike the cached answer above it carries no generation: instead a locked
  * section that changed the table clears every CPU's copy before it
  * unlocks (memmon_watch_unlock(), after the section's new generations,
  * with a full barrier between), and the lookup that sets a copy reads the
@@ -118,17 +118,17 @@ static __always_inline u64 memmon_sessions_watching_cached(struct task_struct *t
  * the set sees a new generation and clears it itself.
  *
  * Keyed by tgid, a number that is reused: a process now running under a
- * tgid this CPU once found quiet is a later one, born after that answer
+ * tgid this CPU once found unwatched is a later one, born after that answer
  * was taken; if it is watched, a change of the table (WATCH_ADD, or a
  * followed fork) made it so after its birth, and that change cleared the
  * answer.
  */
-DECLARE_PER_CPU(pid_t, memmon_watch_quiet);
+DECLARE_PER_CPU(pid_t, memmon_watch_unwatched);
 
-/* Is @task's process this CPU's quiet one? Any context; preemptible. */
-static __always_inline bool memmon_watch_is_quiet(const struct task_struct *task)
+/* Is @task's process this CPU's unwatched one? Any context; preemptible. */
+static __always_inline bool memmon_watch_is_unwatched(const struct task_struct *task)
 {
-	return this_cpu_read(memmon_watch_quiet) == task->tgid;
+	return this_cpu_read(memmon_watch_unwatched) == task->tgid;
 }
 
 void memmon_watch_fork(struct task_struct *parent, struct task_struct *child,

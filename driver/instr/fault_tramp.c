@@ -37,7 +37,7 @@
  *
  * After the first grace period the count only decreases, so a sum read as
  * 0 was 0. A sum not 0 when the hook goes parks a module reference
- * (memmon_tramp_parked) that the drain work drops; module exit waits.
+ * (memmon_tramp_holds_ref) that the drain work drops; module exit waits.
  *
  * Background: docs/driver-notes.md.
  */
@@ -147,10 +147,10 @@ static void __used memmon_fault_tramp_container(void)
 	".p2align 4\n"
 	"memmon_fault_tramp:\n\t"
 	ASM_ENDBR
-	/* this CPU's quiet process (emit.h): one compare and a count */
+	/* this CPU's unwatched process (emit.h): one compare and a count */
 	"movq %%gs:" MEMMON_CURRENT_SYM "+%c[cur], %%rax\n\t"
 	"movl %c[tgid](%%rax), %%eax\n\t"
-	"cmpl %%gs:memmon_watch_quiet(%%rip), %%eax\n\t"
+	"cmpl %%gs:memmon_watch_unwatched(%%rip), %%eax\n\t"
 	"jne 1f\n\t"
 	"incq %%gs:memmon_gate_skipped(%%rip)\n\t"
 	ASM_RET
@@ -197,14 +197,14 @@ static void __used memmon_fault_tramp_container(void)
  * registration against the drain work. It nests inside hooks.c's lock.
  *
  *   memmon_tramp_on      the trampoline is registered on handle_mm_fault()
- *   memmon_tramp_parked  the module holds a reference of its own, which
+ *   memmon_tramp_holds_ref  the module holds a reference of its own, which
  *                        memmon_tramp_drain drops (see the top of the file)
  *   memmon_tramp_pinned  the trampoline could not be unregistered: a
  *                        reference that is never dropped
  */
 static DEFINE_MUTEX(memmon_tramp_lock);
 static bool memmon_tramp_on;
-static bool memmon_tramp_parked;
+static bool memmon_tramp_holds_ref;
 static bool memmon_tramp_pinned;
 /* Its filter hash holds handle_mm_fault() while registered; never zeroed. */
 static struct ftrace_ops memmon_tramp_ops;
@@ -245,7 +245,7 @@ static void memmon_tramp_wait(void)
 }
 
 /*
- * Drops the parked reference once no watched fault is left under the
+ * Drops the held reference once no watched fault is left under the
  * trampoline. Registered again meanwhile, it stops: the frames of before
  * are then covered as the new ones are (the sessions' files hold the
  * module, and the next memmon_fault_tramp_off() parks again or waits).
@@ -257,7 +257,7 @@ static void memmon_tramp_drain_fn(struct work_struct *work)
 	mutex_lock(&memmon_tramp_lock);
 	if (memmon_tramp_on) {
 		/* Registered again: the next memmon_fault_tramp_off() finds
-		 * the reference parked and queues us again.
+		 * the reference held and queues us again.
 		 */
 		mutex_unlock(&memmon_tramp_lock);
 		return;
@@ -268,7 +268,7 @@ static void memmon_tramp_drain_fn(struct work_struct *work)
 		mutex_unlock(&memmon_tramp_lock);
 		return;
 	}
-	memmon_tramp_parked = false;
+	memmon_tramp_holds_ref = false;
 	mutex_unlock(&memmon_tramp_lock);
 	/* The last decrement's tail: see the table at the top of the file. */
 	synchronize_rcu_tasks();
@@ -375,16 +375,16 @@ void memmon_fault_tramp_off(void)
 	/* Nobody left between the fentry call and the count. */
 	synchronize_rcu_tasks();
 	/*
-	 * Frames left, or a reference parked by an earlier detach whose
+	 * Frames left, or a reference held by an earlier detach whose
 	 * frames may be gone by now: the drain work decides, after the
 	 * second grace period. try_module_get() fails once rmmod has begun
 	 * (the linger's detach racing with it, or module exit itself): then
 	 * nothing can refuse, and this waits.
 	 */
-	if (!memmon_tramp_parked && memmon_tramp_inflight() &&
+	if (!memmon_tramp_holds_ref && memmon_tramp_inflight() &&
 	    try_module_get(THIS_MODULE))
-		memmon_tramp_parked = true;
-	if (memmon_tramp_parked) {
+		memmon_tramp_holds_ref = true;
+	if (memmon_tramp_holds_ref) {
 		queue_delayed_work(system_unbound_wq, &memmon_tramp_drain,
 				   msecs_to_jiffies(MEMMON_TRAMP_DRAIN_MS));
 		goto out_unlock;
@@ -398,7 +398,7 @@ out_unlock:
  * memmon_fault_tramp_exit() - module exit: no drain work left running, no
  * task left in the trampoline.
  *
- * The parked reference keeps module exit away while frames are left;
+ * The held reference keeps module exit away while frames are left;
  * only a forced unload (rmmod -f) gets here with some, and then this
  * waits for them like the detach at exit does.
  *
@@ -409,9 +409,9 @@ void memmon_fault_tramp_exit(void)
 	cancel_delayed_work_sync(&memmon_tramp_drain);
 	mutex_lock(&memmon_tramp_lock);
 	WARN_ON_ONCE(memmon_tramp_on);
-	if (memmon_tramp_parked)
+	if (memmon_tramp_holds_ref)
 		memmon_tramp_wait();
-	memmon_tramp_parked = false;
+	memmon_tramp_holds_ref = false;
 	mutex_unlock(&memmon_tramp_lock);
 	ftrace_free_filter(&memmon_tramp_ops);
 }

@@ -195,11 +195,11 @@ static void memmon_tp_rss(void *data, MEMMON_RSS_STAT_ARGS)
 	/*
 	 * Since 6.2 rss_stat fires on every page a fault maps (6.1 batched
 	 * the task's changes, ~1 in 64), so the common cases come first: a
-	 * process watched by no session (this CPU's quiet one, emit.h), and
+	 * process watched by no session (this CPU's unwatched one, emit.h), and
 	 * a watched one whose change only marks its slot dirty.
 	 */
 	if (likely(task->mm == mm && !(task->flags & PF_KTHREAD))) {
-		if (memmon_watch_is_quiet(task) || memmon_rss_coalesce(mm))
+		if (memmon_watch_is_unwatched(task) || memmon_rss_coalesce(mm))
 			return;
 	}
 	if (task->mm != mm || (task->flags & PF_KTHREAD)) {

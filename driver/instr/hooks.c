@@ -70,8 +70,8 @@ static DECLARE_DELAYED_WORK(memmon_hooks_linger, memmon_hooks_linger_fn);
  * ftrace_ops per group (struct memmon_filter) sits on the kretprobes'
  * fentry sites instead. Its callback looks the task up; for an unwatched
  * one it returns, having cost the ftrace trampoline and one hash lookup.
- * For a watched one it leaves the verdict (memmon_gate_pass) and fires the
- * kretprobe itself: it calls the kretprobe's pre-handler with the
+ * For a watched one it leaves its answer (memmon_gate_answer) and fires
+ * the kretprobe itself: it calls the kretprobe's pre-handler with the
  * trampoline's registers, which is what
  * kprobe_ftrace_handler() does for an armed kretprobe on an fentry site
  * (memmon_filter_regs() says which registers that takes).
@@ -121,7 +121,7 @@ bool memmon_hooks_use_kprobes(void)
  * work.
  */
 DEFINE_PER_CPU(unsigned long, memmon_gate_skipped);
-DEFINE_PER_CPU(struct memmon_gate_pass, memmon_gate_pass);
+DEFINE_PER_CPU(struct memmon_gate_answer, memmon_gate_answer);
 static unsigned int memmon_gates_armed;
 
 /*
@@ -163,7 +163,7 @@ static __always_inline unsigned int memmon_filter_slot(const struct memmon_filte
 
 /*
  * Everything but the common case: no session enabled (the hooks linger),
- * a verdict to look up, or a watched task. The arguments are the
+ * a cached answer to look up, or a watched task. The arguments are the
  * callback's, in the same registers (__noclone: a clone without the unused
  * parent_ip would have the callback move them first).
  */
@@ -173,7 +173,7 @@ memmon_filter_slow(unsigned long ip, unsigned long parent_ip,
 {
 	struct memmon_filter *f = container_of(op, struct memmon_filter, ops);
 	struct pt_regs *regs = memmon_filter_regs(fregs);
-	struct memmon_gate_pass *pass;
+	struct memmon_gate_answer *pass;
 	struct memmon_gate *g;
 	u64 sessions;
 
@@ -189,7 +189,7 @@ memmon_filter_slow(unsigned long ip, unsigned long parent_ip,
 	sessions = memmon_sessions_wanting(sessions, g->ev, g->sys);
 	if (!sessions)
 		goto skip;
-	pass = this_cpu_ptr(&memmon_gate_pass);
+	pass = this_cpu_ptr(&memmon_gate_answer);
 	pass->task = current;
 	pass->sessions = sessions;
 	pass->ev = g->ev;
@@ -219,12 +219,12 @@ out:
  * cleared after it is unregistered, which waits for every callback
  * (memmon_gates_disarm()).
  *
- * The common case, a task of this CPU's quiet process (emit.h,
- * memmon_watch_quiet), is one compare and a count, each a single
+ * The common case, a task of this CPU's unwatched process (emit.h,
+ * memmon_watch_unwatched), is one compare and a count, each a single
  * per-CPU instruction, so it needs neither a stack frame nor preemption
  * disabled: a few instructions with the return (the trampoline and this
- * are all an unwatched task pays). It does not even test memmon_active: the quiet
- * process is watched by no session, enabled or not. The rest is
+ * are all an unwatched task pays). It does not even test memmon_active:
+ * the unwatched process is watched by no session, enabled or not. The rest is
  * memmon_filter_slow(), a tail call with the arguments in the same
  * registers.
  */
@@ -233,7 +233,7 @@ static void notrace memmon_filter_func(unsigned long ip,
 				       struct ftrace_ops *op,
 				       struct ftrace_regs *fregs)
 {
-	if (likely(memmon_watch_is_quiet(current))) {
+	if (likely(memmon_watch_is_unwatched(current))) {
 		this_cpu_inc(memmon_gate_skipped);
 		return;
 	}
@@ -296,8 +296,8 @@ static int memmon_gate_pre(struct kprobe *p, struct pt_regs *regs)
 	u64 sessions = memmon_sessions_for(current, g->ev, g->sys);
 
 	if (sessions) {
-		/* watched: on to the kretprobe, with the verdict */
-		struct memmon_gate_pass *pass = this_cpu_ptr(&memmon_gate_pass);
+		/* watched: on to the kretprobe, with the cached answer */
+		struct memmon_gate_answer *pass = this_cpu_ptr(&memmon_gate_answer);
 
 		pass->task = current;
 		pass->sessions = sessions;

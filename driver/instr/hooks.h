@@ -68,22 +68,20 @@ static __always_inline u64 memmon_sessions_for(struct task_struct *task,
 
 /*
  * memmon_sessions_for_current() - memmon_sessions_for() for current, from
- * a kretprobe's return handler: this CPU's verdict (emit.h) answers when it
- * is current's process's in this generation of the watch table, as it
- * nearly always is for a watched task (its entry was filtered moments ago,
- * on this CPU unless it migrated); otherwise one lookup, kept as the
- * verdict. An unchanged generation means an unchanged table: every change
- * of it bumps the generation (watch.c), including a closed session's bits
- * leaving every entry, which happens before a grace period that the
- * session's id waits for before reuse; the caller's section (preemption
- * disabled) holds that grace period off until it has emitted.
- *
- * Also the entry and return halves of fault_tramp.c's trampoline
- * (hook_faults.c), where nothing filtered the call before.
- *
+ * a kretprobe's return handler: this CPU's cached answer (emit.h) serves when
+ * it is current's process's in this generation of the watch table, as it
+ * nearly always is for a watched task (its entry was filtered moments ago, on
+ * this CPU unless it migrated); otherwise one lookup, kept as the cached
+ * answer. An unchanged generation means an unchanged table: every change of
+ * it bumps the generation (watch.c), including a closed session's bits
+ * leaving every entry, which happens before a grace period that the session's
+ * id waits for before reuse; the caller's section (preemption disabled) holds
+ * that grace period off until it has emitted. Also the entry and return
+ * halves of fault_tramp.c's trampoline (hook_faults.c), where nothing
+ * filtered the call before.
  * Context: the rethook trampoline handler, or the trampoline's halves:
  * task context, preemption disabled, nested in no filter callback on this
- * CPU (emit.h's rule for the verdict).
+ * CPU (emit.h's rule for the cached answer).
  */
 static __always_inline u64 memmon_sessions_for_current(enum memmon_event ev,
 						       unsigned int sys)
@@ -153,7 +151,7 @@ void memmon_gates_disarm(struct memmon_filter *f, struct memmon_gate **g,
 const char *memmon_gate_mode(const struct memmon_gate *g);
 
 /*
- * struct memmon_gate_pass - a gate's verdict, handed to the kretprobe
+ * struct memmon_gate_answer - a gate's cached answer, handed to the kretprobe
  * behind it so that a watched call looks the task up once, not twice.
  *
  * Written for a watched task by the filter's callback just before it
@@ -170,14 +168,14 @@ const char *memmon_gate_mode(const struct memmon_gate *g);
  * kretprobe hook one return it would not have; the return handler looks
  * up again before it records anything.
  */
-struct memmon_gate_pass {
+struct memmon_gate_answer {
 	struct task_struct *task;
 	u64 sessions;
 	enum memmon_event ev;
 	unsigned int sys;
 };
 
-DECLARE_PER_CPU(struct memmon_gate_pass, memmon_gate_pass);
+DECLARE_PER_CPU(struct memmon_gate_answer, memmon_gate_answer);
 
 /* Calls the gates (and fault_tramp.c's trampoline) kept out, per CPU. */
 DECLARE_PER_CPU(unsigned long, memmon_gate_skipped);
@@ -187,14 +185,14 @@ bool memmon_hooks_use_kprobes(void);
 
 /*
  * memmon_sessions_from_gate() - memmon_sessions_for() for a kretprobe's entry
- * handler: the gate's verdict if it left one for this call.
+ * handler: the gate's cached answer if it left one for this call.
  * Context: the kretprobe's entry handler (preemption disabled).
  */
 static __always_inline u64 memmon_sessions_from_gate(struct task_struct *task,
 						     enum memmon_event ev,
 						     unsigned int sys)
 {
-	struct memmon_gate_pass *p = this_cpu_ptr(&memmon_gate_pass);
+	struct memmon_gate_answer *p = this_cpu_ptr(&memmon_gate_answer);
 
 	if (p->task == task && p->ev == ev && p->sys == sys) {
 		p->task = NULL;

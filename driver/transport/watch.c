@@ -101,33 +101,33 @@ static atomic_long_t memmon_watch_fork_dropped = ATOMIC_LONG_INIT(0);
 
 /*
  * The table's generation: bumped by every change of it (lock held, release
- * after the change), read with acquire by memmon_verdict_cached() (emit.h)
+ * after the change), read with acquire by memmon_watch_cache_hit() (emit.h)
  * and by memmon_sessions_watching_lookup() before it looks anything up.
  */
 unsigned long memmon_watch_gen;
-DEFINE_PER_CPU(struct memmon_watch_verdict, memmon_watch_verdict);
-DEFINE_PER_CPU(pid_t, memmon_watch_quiet);
+DEFINE_PER_CPU(struct memmon_watch_cache, memmon_watch_cache);
+DEFINE_PER_CPU(pid_t, memmon_watch_unwatched);
 
 /*
- * Every CPU's quiet process (emit.h) is to be cleared before the lock is
+ * Every CPU's unwatched process (emit.h) is to be cleared before the lock is
  * released: memmon_watch_changed() bumped the generation. Lock held.
  */
-static bool memmon_watch_quiet_stale;
+static bool memmon_watch_unwatched_stale;
 
 /* Lock held; after the change. */
 static void memmon_watch_changed(void)
 {
 	/* Orders the change before the new generation: pairs with the
-	 * smp_load_acquire() in memmon_verdict_cached() and
-	 * memmon_sessions_watching_lookup(). The quiet copies are cleared by
-	 * memmon_watch_unlock().
+	 * smp_load_acquire() in memmon_watch_cache_hit() and
+	 * memmon_sessions_watching_lookup(). The unwatched-process copies are
+	 * cleared by memmon_watch_unlock().
 	 */
 	smp_store_release(&memmon_watch_gen, memmon_watch_gen + 1);
-	memmon_watch_quiet_stale = true;
+	memmon_watch_unwatched_stale = true;
 }
 
 /*
- * Release memmon_watch_lock, first clearing every CPU's quiet process if
+ * Release memmon_watch_lock, first clearing every CPU's unwatched process if
  * the table changed: once per locked section, not per change (closing a
  * session that follows children may drop thousands of entries at once),
  * a store per possible CPU.
@@ -137,18 +137,18 @@ static void memmon_watch_unlock(void)
 {
 	int cpu;
 
-	if (memmon_watch_quiet_stale) {
-		memmon_watch_quiet_stale = false;
+	if (memmon_watch_unwatched_stale) {
+		memmon_watch_unwatched_stale = false;
 		/* Every new generation of this section before the clears:
 		 * pairs with the smp_mb() in memmon_sessions_watching_lookup()
 		 * between its set and its second read of the generation
-		 * (emit.h, memmon_watch_quiet). A refresher that read a
+		 * (emit.h, memmon_watch_unwatched). A refresher that read a
 		 * generation older than this section's first bump either
 		 * sees a newer one then, or is cleared here.
 		 */
 		smp_mb();
 		for_each_possible_cpu(cpu)
-			WRITE_ONCE(per_cpu(memmon_watch_quiet, cpu), 0);
+			WRITE_ONCE(per_cpu(memmon_watch_unwatched, cpu), 0);
 	}
 	raw_spin_unlock(&memmon_watch_lock);
 }
@@ -513,20 +513,20 @@ u64 memmon_sessions_watching(struct task_struct *task)
 }
 
 /**
- * memmon_sessions_watching_lookup() - look a task's process up for this CPU's verdict
+ * memmon_sessions_watching_lookup() - look a task's process up, and cache it
  * @task: the task (current)
  *
  * The generation is read (acquire) before the lookup: a change during the
  * lookup bumps it past what is stored here, so the next call looks up
- * again. An unwatched process also becomes this CPU's quiet one (emit.h,
- * memmon_watch_quiet), unless the generation moved meanwhile.
+ * again. An unwatched process also becomes this CPU's unwatched one (emit.h,
+ * memmon_watch_unwatched), unless the generation moved meanwhile.
  *
- * Context: as memmon_verdict_cached() (emit.h).
+ * Context: as memmon_watch_cache_hit() (emit.h).
  * Return: the mask of sessions watching @task's process.
  */
 u64 memmon_sessions_watching_lookup(struct task_struct *task)
 {
-	struct memmon_watch_verdict *v = this_cpu_ptr(&memmon_watch_verdict);
+	struct memmon_watch_cache *v = this_cpu_ptr(&memmon_watch_cache);
 	/* Pairs with memmon_watch_changed(). */
 	unsigned long gen = smp_load_acquire(&memmon_watch_gen);
 	const struct pid *pid = READ_ONCE(task->signal->pids[PIDTYPE_TGID]);
@@ -536,14 +536,14 @@ u64 memmon_sessions_watching_lookup(struct task_struct *task)
 	v->gen = gen;
 	v->mask = mask;
 	/* pid is NULL only at the very end of the process's exit, when its
-	 * tgid may be another's already: never quiet for that.
+	 * tgid may be another's already: never unwatched for that.
 	 */
 	if (!mask && pid) {
-		/* Quiet, unless the table changed meanwhile: see emit.h. */
-		this_cpu_write(memmon_watch_quiet, task->tgid);
+		/* Unwatched, unless the table changed meanwhile: see emit.h. */
+		this_cpu_write(memmon_watch_unwatched, task->tgid);
 		smp_mb();	/* pairs with memmon_watch_unlock() */
 		if (READ_ONCE(memmon_watch_gen) != gen)
-			this_cpu_write(memmon_watch_quiet, 0);
+			this_cpu_write(memmon_watch_unwatched, 0);
 	}
 	return mask;
 }
