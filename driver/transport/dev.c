@@ -35,7 +35,7 @@
 static bool require_cap = true;
 module_param(require_cap, bool, 0444);
 MODULE_PARM_DESC(require_cap,
-		 "Require CAP_PERFMON or CAP_SYS_ADMIN to open /dev/memmon (default 1; 0: the node's mode decides)");
+		 "Require CAP_PERFMON or CAP_SYS_ADMIN to open /dev/memmon (default 1; 0: the node's mode and group decide)");
 
 /*
  * Copy in a size-first argument struct. The caller's size must cover the

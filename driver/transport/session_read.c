@@ -270,10 +270,11 @@ ssize_t memmon_session_read(struct memmon_ksession *s, char __user *buf,
 
 /*
  * One pass over every ring for memmon_session_visit(): each CPU's records in
- * order, until @fn refuses one. read_lock held. Returns the records taken.
+ * order, until @fn refuses one (*@refused set). read_lock held. Returns the
+ * records taken.
  */
 static ssize_t memmon_visit_rings(struct memmon_rings *rings,
-				  memmon_visit_t fn, void *ctx)
+				  memmon_visit_t fn, void *ctx, bool *refused)
 {
 	const struct memmon_rec_header *rec;
 	struct memmon_ring_cursor c;
@@ -290,8 +291,10 @@ static ssize_t memmon_visit_rings(struct memmon_rings *rings,
 			memmon_ring_cursor_advance(&c, size);
 		}
 		memmon_ring_cursor_end(&c);
-		if (c.st == MEMMON_PEEK_RECORD)
-			break;	/* @fn took no more */
+		if (c.st == MEMMON_PEEK_RECORD) {
+			*refused = true;	/* @fn took no more */
+			break;
+		}
 	}
 	return n;
 }
@@ -312,9 +315,9 @@ static ssize_t memmon_visit_rings(struct memmon_rings *rings,
  * read_lock and must not sleep on it or on the rings.
  *
  * Context: process context, may sleep.
- * Return: records taken (> 0); 0 if cancelled, or if @fn took none of the
- * records there; -EAGAIN if empty and @nonblock; -ERESTARTSYS on a signal;
- * or a ring allocation error.
+ * Return: records taken (> 0); 0 only if cancelled; -EINVAL if @fn refused
+ * the first record it was offered (it can never take it); -EAGAIN if empty
+ * and @nonblock; -ERESTARTSYS on a signal; or a ring allocation error.
  */
 ssize_t memmon_session_visit(struct memmon_ksession *s, memmon_visit_t fn,
 			     void *ctx, bool nonblock, const bool *cancel)
@@ -330,10 +333,17 @@ ssize_t memmon_session_visit(struct memmon_ksession *s, memmon_visit_t fn,
 	if (mutex_lock_interruptible(&s->read_lock))
 		return -ERESTARTSYS;
 	for (;;) {
-		ret = memmon_visit_rings(rings, fn, ctx);
+		bool refused = false;
+
+		ret = memmon_visit_rings(rings, fn, ctx, &refused);
 		memmon_session_room_made(s);
-		if (ret || memmon_rings_readable(rings, 1))
+		if (ret)
 			break;
+		if (refused) {
+			ret = -EINVAL;
+			break;
+		}
+		/* Empty when visited; one committed since ends the wait. */
 		if (nonblock) {
 			ret = -EAGAIN;
 			break;
