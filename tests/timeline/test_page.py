@@ -83,6 +83,10 @@ def main():
         chrome = sys.argv[4] if len(sys.argv) > 4 else None
         with open(report_path) as f:
             report = json.load(f)
+        span = None
+        if len(sys.argv) > 5:
+            with open(sys.argv[5]) as f:
+                span = json.load(f)
 
     opts = webdriver.ChromeOptions()
     opts.binary_location = os.environ.get('CHROMIUM', '/usr/bin/chromium')
@@ -95,7 +99,7 @@ def main():
     try:
         run(driver, page, report, shot)
         if chrome:
-            check_chrome(driver, chrome, report)
+            check_chrome(driver, chrome, report, span)
     finally:
         driver.quit()
 
@@ -331,8 +335,11 @@ CHROME_RULES = ('ph is one character', 'name is a string', 'pid and tid are non-
                 'an M thread_name names every pid/tid used', 'X events of a thread nest')
 
 
-def check_chrome(driver, path, report):
-    """memmon export --format chrome of the same trace, in the same page."""
+def check_chrome(driver, path, report, span=None):
+    """memmon export --format chrome of the same trace, in the same page.
+    span: the first and last time_ns of the records the export shows (all
+    but the COMM and AUXV records of a watch's start), else report's
+    processes' lifetimes, which begin with those records."""
     with open(path) as f:
         text = f.read()
     r = driver.execute_script(CHROME_JS, text)
@@ -345,14 +352,17 @@ def check_chrome(driver, path, report):
     nc = sum(v['count'] for p in report['processes'] for v in p['calls'].values())
     check(r['x'] == nc, f'chrome export: {r["x"]} X events == report\'s {nc} calls '
           f'({r["n"]} events: {r["m"]} M, {r["c"]} C, {r["i"]} i)')
-    # ts is in microseconds: the events span report's processes' lifetimes
-    # (ns), not a thousandth or a thousand times that
-    lo = min(p['first_ns'] for p in report['processes']) / 1e3
-    hi = max(p['last_ns'] for p in report['processes']) / 1e3
+    # ts is in microseconds: the events span the records' times (ns), not a
+    # thousandth or a thousand times that
+    if span:
+        lo, hi = span['first_ns'] / 1e3, span['last_ns'] / 1e3
+    else:
+        lo = min(p['first_ns'] for p in report['processes']) / 1e3
+        hi = max(p['last_ns'] for p in report['processes']) / 1e3
     check(r['n'] > r['m'] and abs(r['tsMin'] - lo) <= 0.01 * (hi - lo) + 1e3 and
           abs(r['tsMax'] - hi) <= 0.01 * (hi - lo) + 1e3,
           f'chrome export: ts in microseconds: {r["tsMin"]:.0f}..{r["tsMax"]:.0f} us, '
-          f'report\'s processes {lo:.0f}..{hi:.0f}')
+          f'records {lo:.0f}..{hi:.0f}')
     logs = driver.get_log('browser')
     errors = [l for l in logs if l.get('level') == 'SEVERE']
     check(not errors, 'no console errors after the chrome export',
