@@ -198,6 +198,25 @@ static ssize_t memmon_read_rings(struct memmon_ksession *s,
 	return copied;
 }
 
+/*
+ * Start an in-kernel read of @s: its rings (created if need be) with
+ * read_lock held, or an ERR_PTR with no lock. The flight recorder is read
+ * through the mapping, copy-then-check (uapi): no in-kernel cursor for it
+ * (s->overwrite is stable once the rings exist).
+ */
+static struct memmon_rings *memmon_session_read_begin(struct memmon_ksession *s)
+{
+	struct memmon_rings *rings = memmon_session_rings(s);
+
+	if (IS_ERR(rings))
+		return rings;
+	if (s->overwrite)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (mutex_lock_interruptible(&s->read_lock))
+		return ERR_PTR(-ERESTARTSYS);
+	return rings;
+}
+
 /**
  * memmon_session_read() - read(): copy whole records to userspace
  * @s: the session
@@ -226,17 +245,9 @@ ssize_t memmon_session_read(struct memmon_ksession *s, char __user *buf,
 
 	if (!count)
 		return 0;
-	rings = memmon_session_rings(s);
+	rings = memmon_session_read_begin(s);
 	if (IS_ERR(rings))
 		return PTR_ERR(rings);
-	/*
-	 * Stable once the rings exist. The flight recorder is read through
-	 * the mapping, copy-then-check (uapi): no in-kernel cursor for it.
-	 */
-	if (s->overwrite)
-		return -EOPNOTSUPP;
-	if (mutex_lock_interruptible(&s->read_lock))
-		return -ERESTARTSYS;
 	for (;;) {
 		/*
 		 * What was produced before the rings are read: the wait below
@@ -325,13 +336,9 @@ ssize_t memmon_session_visit(struct memmon_ksession *s, memmon_visit_t fn,
 	struct memmon_rings *rings;
 	ssize_t ret;
 
-	rings = memmon_session_rings(s);
+	rings = memmon_session_read_begin(s);
 	if (IS_ERR(rings))
 		return PTR_ERR(rings);
-	if (s->overwrite)
-		return -EOPNOTSUPP;
-	if (mutex_lock_interruptible(&s->read_lock))
-		return -ERESTARTSYS;
 	for (;;) {
 		bool refused = false;
 
