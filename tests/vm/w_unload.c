@@ -156,6 +156,12 @@ static int child_c(void)
 
 /* ---------------------------------------------------------------- parent */
 
+struct expect {
+	int child;		/* 0 A, 1 B, 2 C */
+	long nr;
+	const char *what;
+};
+
 /*
  * Is some thread of @pid asleep in syscall @nr (-1: in a page fault, i.e.
  * not in a syscall, in state D)?
@@ -202,19 +208,58 @@ static bool asleep_in(pid_t pid, long nr)
 		buf[n] = 0;
 		state = strrchr(buf, ')') ? strrchr(buf, ')')[2] : '?';
 		found = sys == nr && (state == 'D' || state == 'S');
-		/* W_UNLOAD_DEBUG=1: show what each thread is doing. */
-		if (getenv("W_UNLOAD_DEBUG"))
-			printf("# %d/%s: %ld %c\n", pid, de->d_name, sys, state);
 	}
 	closedir(d);
 	return found;
 }
 
-struct expect {
-	int child;		/* 0 A, 1 B, 2 C */
-	long nr;
-	const char *what;
-};
+/* What each thread of @pid is doing, for a failed check: its syscall line
+ * and its kernel stack (where it sleeps, if not where we expected).
+ */
+static void show_threads(pid_t pid)
+{
+	char path[384], buf[2048], *line, *save;
+	struct dirent *de;
+	const char *file;
+	ssize_t n;
+	DIR *d;
+	int fd, k;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	if (!d) {
+		printf("# %d: gone\n", pid);
+		return;
+	}
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		for (k = 0; k < 2; k++) {
+			file = k ? "stack" : "syscall";
+			snprintf(path, sizeof(path), "/proc/%d/task/%s/%s", pid,
+				 de->d_name, file);
+			fd = open(path, O_RDONLY);
+			n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+			if (fd >= 0)
+				close(fd);
+			buf[n > 0 ? n : 0] = 0;
+			for (line = strtok_r(buf, "\n", &save); line;
+			     line = strtok_r(NULL, "\n", &save))
+				printf("#   %d/%s %s: %s\n", pid, de->d_name,
+				       file, line);
+		}
+	}
+	closedir(d);
+}
+
+static void check_asleep(pid_t pid, const struct expect *e, const char *when)
+{
+	bool ok = asleep_in(pid, e->nr);
+
+	VT_OK(ok, "%s%s", when, e->what);
+	if (!ok)
+		show_threads(pid);
+}
 
 static const struct expect expects[] = {
 	{ 0, SYS_munmap, "A: a thread asleep in munmap() on mmap_lock" },
@@ -269,8 +314,7 @@ int main(int argc, char **argv)
 		usleep(10 * 1000);
 	}
 	for (i = 0; i < (int)(sizeof(expects) / sizeof(expects[0])); i++)
-		VT_OK(asleep_in(pid[expects[i].child], expects[i].nr), "%s",
-		      expects[i].what);
+		check_asleep(pid[expects[i].child], &expects[i], "");
 
 	/* Close the session: the last one, so the hooks are detached. */
 	in_read(&s);
@@ -285,8 +329,8 @@ int main(int argc, char **argv)
 	fclose(f);
 
 	for (i = 0; i < (int)(sizeof(expects) / sizeof(expects[0])); i++)
-		VT_OK(asleep_in(pid[expects[i].child], expects[i].nr),
-		      "still so after rmmod: %s", expects[i].what);
+		check_asleep(pid[expects[i].child], &expects[i],
+			     "still so after rmmod: ");
 	/* The script releases the held I/O now. */
 	f = fopen(argv[2], "w");
 	if (!f || fputs("checked\n", f) == EOF || fclose(f))
