@@ -91,7 +91,8 @@ check: deps
 	tests/check
 
 # On 6.1, 6.12 and rt: t_instr_cycles for 1000 cycles (100 on rt) and the
-# fuzzer for 30 minutes, side by side, then 100 cycles and t_serve on the debug kernel; MEMMON_SOAK_CYCLES=N and
+# fuzzer for 30 minutes, side by side, then 100 cycles and the command
+# tests check-debug leaves out on the debug kernel; MEMMON_SOAK_CYCLES=N and
 # MEMMON_SOAK_FUZZ_SECONDS=S ask for other lengths (tests/check).
 soak: deps
 	$(MAKE) all
