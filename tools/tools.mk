@@ -82,11 +82,26 @@ tools-uninstall:
 		$(DESTDIR)$(PREFIX)/lib/systemd/system/memmon-serve.service
 
 # CLI tests: the tool's code (without main) run in-process under the
-# sanitizers; see tests/unit/test_cli_args.c.
+# sanitizers; see tests/unit/test_cli_args.c. The tool's and the library's
+# sources are compiled once, into one archive every CLI test links with
+# (an archive, so a test that wraps a call, as test_cli_fakedev does, still
+# gets every member that calls it).
+CLI_TEST_CFLAGS	:= $(LIB_TEST_SAN) -iquote libmemmon -I uapi -I libmemmon/include -I tools \
+		   -I tests/unit -O1 -DMEMMON_VERSION='"$(MEMMON_PKG_VERSION)"'
+CLI_TEST_OBJS	:= $(patsubst %.c,$(UNIT_OUT)/cli-obj/%.o,$(TOOLS_SRCS) $(LIB_SRCS))
+CLI_TEST_LIB	:= $(UNIT_OUT)/cli-obj/libmemmon-cli-san.a
+
+$(UNIT_OUT)/cli-obj/%.o: %.c $$(UNIT_HDRS) $(wildcard tools/*.h) $(UNIT_MK)
+	@mkdir -p $(@D)
+	$(UNIT_CC) $(UNIT_CFLAGS) $(CLI_TEST_CFLAGS) -c -o $@ $<
+
+$(CLI_TEST_LIB): $(CLI_TEST_OBJS)
+	rm -f $@
+	$(AR) rcs $@ $^
+
 define cli_test_vars
-$(1)_SRCS	:= tests/unit/$(1).c $(TOOLS_SRCS) $(LIB_SRCS)
-$(1)_CFLAGS	:= $(LIB_TEST_SAN) -iquote libmemmon -I uapi -I libmemmon/include -I tools -I tests/unit -O1 \
-		   -DMEMMON_VERSION='"$(MEMMON_PKG_VERSION)"'
+$(1)_SRCS	:= tests/unit/$(1).c $(CLI_TEST_LIB)
+$(1)_CFLAGS	:= $(CLI_TEST_CFLAGS)
 $(1)_LIBS	:= $(LIB_TEST_SAN) -lcmocka -ljansson -lzstd -lisal -lz $(TOOLS_LIBS)
 $(1)_ENV	:= ASAN_OPTIONS=detect_leaks=1
 endef

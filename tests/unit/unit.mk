@@ -16,9 +16,9 @@
 #	test_foo_CC       := clang                    # optional, default $(UNIT_CC)
 #
 # The binary is build/unit/test_foo, compiled and linked from all of its SRCS
-# in one compiler run (no shared objects between tests), so a source may be
-# built twice under two names with different flags: see test_ring_stress and
-# test_ring_stress_tsan. A binary depends on its SRCS, on every header under
+# in one compiler run, so a source may be built twice under two names with
+# different flags: see test_ring_stress and test_ring_stress_tsan. A SRCS
+# entry may be an archive (the CLI tests share one: tools/tools.mk). A binary depends on its SRCS, on every header under
 # uapi/, driver/, tests/unit/ and libmemmon/, and on this file.
 #
 # Targets:
