@@ -12,9 +12,10 @@
 # every way is checked.
 #
 # The workload is python3 renamed "gatewl" (PR_SET_NAME) touching every
-# page of a 64 MiB mapping (16 MiB on the debug kernel, where the test
-# took 635 s with 64) with THP off for it: one minor fault per page after
-# the rename, which is what the foreign kprobe's hits are counted against.
+# page of a 64 MiB mapping (4 MiB on the debug kernel, where KASAN and
+# lockdep check each fault under TCG) with THP off for it: one minor fault
+# per page after the rename, which is what the foreign kprobe's hits are
+# counted against.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . "$(dirname "$0")/tap.sh"
@@ -22,7 +23,7 @@ P=/proc/memmon
 T=/sys/kernel/tracing
 KP=memmon_gate_test
 MIB=64
-[ -e /sys/kernel/debug/kmemleak ] && MIB=16
+[ -e /sys/kernel/debug/kmemleak ] && MIB=4
 PAGES=$((MIB * 256))
 churn=
 late=
