@@ -109,6 +109,7 @@ CLI_TESTS	:= $(notdir $(basename $(wildcard tests/unit/test_cli_*.c)))
 $(foreach t,$(CLI_TESTS),$(eval $(call cli_test_vars,$(t))))
 UNIT_TESTS	+= $(CLI_TESTS)
 LIB_UNIT_BINS	+= $(addprefix $(B)/libunit/,$(CLI_TESTS))
+$(addprefix $(B)/libunit/,$(CLI_TESTS)): $(CLI_TEST_LIB)
 # The fake /dev/memmon of test_cli_fakedev answers through these wrappers.
 test_cli_fakedev_LIBS	+= -Wl,--wrap=ioctl,--wrap=mmap,--wrap=munmap
 
