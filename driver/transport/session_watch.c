@@ -58,35 +58,6 @@ static bool memmon_may_watch(struct task_struct *task)
 }
 
 /*
- * Threads whose names are recorded between two chances to reschedule, and
- * how often the walk may start over when the thread it stopped at exits
- * meanwhile (past that it runs to the end in one RCU read side).
- */
-#define MEMMON_COMMS_BATCH	64
-#define MEMMON_COMMS_RESTARTS	4
-
-/*
- * Leave the RCU read side to reschedule, in the middle of a walk of @t's
- * thread group, and say whether the walk may go on from @t: true if @t
- * was still in its thread list when the read side began again (then its
- * successor stays valid until it ends; hung_task's rcu_lock_break() is the
- * pattern). The caller holds a reference on the group's leader, which
- * keeps the list head (signal_struct) alive.
- */
-static bool memmon_comms_break(struct task_struct *t)
-{
-	bool alive;
-
-	get_task_struct(t);
-	rcu_read_unlock();
-	cond_resched();
-	rcu_read_lock();
-	alive = pid_alive(t);
-	put_task_struct(t);
-	return alive;
-}
-
-/*
  * The names of @task's threads, one MEMMON_REC_COMM (MEMMON_COMM_WATCH)
  * each, into @s's own @rings, enabled or not (as an unscoped MARK): only
  * the session that starts watching learns them. Each thread's name is read
@@ -95,10 +66,8 @@ static bool memmon_comms_break(struct task_struct *t)
  * here or recorded after it by the rename hook (attached, and the process
  * watched, by now), so a thread's last record carries its current name.
  * task_lock() sleeps on PREEMPT_RT, hence RCU (preemptible there) around
- * the walk and preemption disabled only around each record. The walk
- * leaves RCU every MEMMON_COMMS_BATCH threads (memmon_comms_break()); a
- * start over records some names twice, and the later record wins.
- * Context: process context, may sleep; holding a reference on @task.
+ * the walk and preemption disabled only around each record.
+ * Context: process context, inside an RCU read side or holding @task.
  */
 static void memmon_session_comms(struct memmon_ksession *s,
 				 struct memmon_rings *rings,
@@ -112,20 +81,13 @@ static void memmon_session_comms(struct memmon_ksession *s,
 	const struct memmon_fill_bytes fill = {
 		.body = &body, .body_len = sizeof(body),
 	};
-	unsigned int n = 0, restarts = 0;
 	struct task_struct *t;
 
 	BUILD_BUG_ON(sizeof(body) != sizeof(struct memmon_rec_comm) -
 				     sizeof(struct memmon_rec_header));
 	BUILD_BUG_ON(MEMMON_COMM_LEN != TASK_COMM_LEN);
 	rcu_read_lock();
-restart:
 	for_each_thread(task, t) {
-		if (!(++n % MEMMON_COMMS_BATCH) &&
-		    restarts < MEMMON_COMMS_RESTARTS && !memmon_comms_break(t)) {
-			restarts++;
-			goto restart;
-		}
 		task_lock(t);
 		strscpy_pad(body.comm, t->comm, sizeof(body.comm));
 		/* Time and ring on one CPU: see memmon_session_mark(). */
@@ -136,7 +98,6 @@ restart:
 		preempt_enable();
 		task_unlock(t);
 	}
-	rcu_read_unlock();
 	/* Where the program was placed: after its main thread's name. */
 	task_lock(task);
 	if (task->mm) {
@@ -154,6 +115,7 @@ restart:
 		preempt_enable();
 	}
 	task_unlock(task);
+	rcu_read_unlock();
 }
 
 static void memmon_session_comms_one(struct task_struct *task, void *arg)

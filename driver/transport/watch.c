@@ -416,90 +416,37 @@ u32 memmon_watch_list(unsigned int id, struct pid_namespace *ns,
 	return n;
 }
 
-/* Processes memmon_watch_each() takes from the table per RCU read side. */
-#define MEMMON_WATCH_EACH_BATCH	32
-
-/*
- * The first (up to) MEMMON_WATCH_EACH_BATCH processes of bucket @b that
- * session @bit watches, in increasing struct pid address above @after, into
- * @batch with a reference each. The address is only a cursor: it resumes
- * the bucket after the RCU read side ends without skipping an entry that is
- * still there. Sets *@more if the bucket holds further ones.
- */
-static unsigned int memmon_watch_batch(unsigned int b, u64 bit,
-				       unsigned long after, struct pid **batch,
-				       bool *more)
-{
-	struct memmon_watched *e;
-	unsigned int n = 0, i;
-
-	*more = false;
-	rcu_read_lock();
-	hlist_for_each_entry_rcu(e, &memmon_watch_hash[b], node) {
-		unsigned long key = (unsigned long)e->pid;
-
-		if (!(READ_ONCE(e->sessions) & bit) || key <= after)
-			continue;
-		/* Insertion into the sorted batch; the largest falls out. */
-		if (n == MEMMON_WATCH_EACH_BATCH) {
-			*more = true;
-			if (key > (unsigned long)batch[n - 1])
-				continue;
-			n--;
-		}
-		for (i = n; i && (unsigned long)batch[i - 1] > key; i--)
-			batch[i] = batch[i - 1];
-		batch[i] = e->pid;
-		n++;
-	}
-	/* The entry's reference keeps each pid alive until a grace period. */
-	for (i = 0; i < n; i++)
-		get_pid(batch[i]);
-	rcu_read_unlock();
-	return n;
-}
-
 /**
  * memmon_watch_each() - call @fn for each process session @id watches
  * @id: the session
- * @fn: called with the process's thread-group leader, a reference held on
- *	it, outside any RCU read side: it may sleep
+ * @fn: called with the process's thread-group leader, inside the walk's
+ *	RCU read side (it may take task_lock(): RCU readers may block on
+ *	that sleeping lock on PREEMPT_RT, and it does not sleep elsewhere)
  * @arg: for @fn
  *
- * A process added or removed during the walk may or may not be seen; one
- * watched throughout is seen once. The table is read a batch at a time, so
- * no read side lasts longer than a batch of one bucket, however many
- * processes the session watches.
- * Context: process context, may sleep.
+ * A process added or removed during the walk may or may not be seen.
+ * Context: process context.
  */
 void memmon_watch_each(unsigned int id,
 		       void (*fn)(struct task_struct *task, void *arg),
 		       void *arg)
 {
-	struct pid *batch[MEMMON_WATCH_EACH_BATCH];
+	struct memmon_watched *e;
 	struct task_struct *task;
 	u64 bit = BIT_ULL(id);
-	unsigned int b, n, i;
-	unsigned long after;
-	bool more;
+	unsigned int b;
 
+	rcu_read_lock();
 	for (b = 0; b < ARRAY_SIZE(memmon_watch_hash); b++) {
-		after = 0;
-		do {
-			n = memmon_watch_batch(b, bit, after, batch, &more);
-			if (n)
-				after = (unsigned long)batch[n - 1];
-			for (i = 0; i < n; i++) {
-				task = get_pid_task(batch[i], PIDTYPE_TGID);
-				if (task) {
-					fn(task, arg);
-					put_task_struct(task);
-				}
-				put_pid(batch[i]);
-			}
-			cond_resched();
-		} while (more);
+		hlist_for_each_entry_rcu(e, &memmon_watch_hash[b], node) {
+			if (!(READ_ONCE(e->sessions) & bit))
+				continue;
+			task = pid_task(e->pid, PIDTYPE_TGID);
+			if (task)
+				fn(task, arg);
+		}
 	}
+	rcu_read_unlock();
 }
 
 /**
